@@ -1,0 +1,1 @@
+"""Bundled catalogs: one folder per domain (tools, seed state, prompts, scenario suites)."""

@@ -1,0 +1,1 @@
+"""Meeting-room domain of the intent-change methodology (seed 000)."""

@@ -1,0 +1,23 @@
+"""Read tools of the meeting-room domain. ``reserve_room`` is a write tool: intercepted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def search_rooms(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    capacity = int(arguments["capacity"])
+    starts_at = str(arguments["starts_at"])
+    required = set(arguments.get("required_features") or [])
+    matches = [
+        {k: room[k] for k in ("id", "capacity", "price_per_hour", "features")}
+        for room in state["rooms"]
+        if room["capacity"] >= capacity
+        and starts_at in room["available"]
+        and required <= set(room["features"])
+    ]
+    matches.sort(key=lambda room: (room["price_per_hour"], room["id"]))
+    return {"rooms": matches}
+
+
+READ_TOOLS = {"search_rooms": search_rooms}

@@ -1,0 +1,55 @@
+"""The sweep flow: plan -> execute on Ray -> record the run -> summarize, as Prefect tasks.
+
+Trials are not Prefect tasks (see STACK-NOTES.md): Prefect orchestrates the stages of the
+sweep and Ray schedules the trials inside the execute stage.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from pipeline.sweep import (
+    SweepConfig,
+    SweepOutcome,
+    SweepPlan,
+    execute_plan,
+    plan,
+    record_run,
+    summarize,
+)
+
+
+@task(name="plan", cache_policy=NO_CACHE)
+def plan_task(config: SweepConfig) -> SweepPlan:
+    return plan(config)
+
+
+@task(name="execute", cache_policy=NO_CACHE)
+def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> dict[str, int]:
+    return execute_plan(config, sweep_plan)
+
+
+@task(name="record-run", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+def record_task(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
+                executed: int) -> None:
+    record_run(config, sweep_plan, started_at, executed)
+
+
+@task(name="summarize", cache_policy=NO_CACHE)
+def summarize_task(config: SweepConfig, run_id: str) -> tuple[list[str], list[tuple[object, ...]]]:
+    return summarize(config.warehouse, run_id)
+
+
+@flow(name="agentsweep-sweep", log_prints=False, validate_parameters=False)
+def sweep_flow(config: SweepConfig) -> SweepOutcome:
+    started_at = datetime.now(UTC)
+    sweep_plan = plan_task(config)
+    statuses = execute_task(config, sweep_plan)
+    executed = sum(statuses.values())
+    record_task(config, sweep_plan, started_at, executed)
+    columns, rows = summarize_task(config, sweep_plan.run_id)
+    return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
+                        statuses, columns, rows)

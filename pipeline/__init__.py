@@ -1,0 +1,1 @@
+"""agentsweep's evaluation core: catalog, grid, sandbox, agent loop, checks, trial runner."""

@@ -1,0 +1,136 @@
+"""Load scenario suites (JSONL) with line-precise errors; nothing runs on bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from pydantic import ValidationError
+
+from pipeline.catalog.domains import Domain, catalogs_root, load_domain
+from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
+from pipeline.catalog.models import CallAction, Scenario
+from pipeline.catalog.schema import scenario_schema
+from pipeline.hashing import sha256_json
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    scenario: Scenario
+    sha256: str
+    """Hash of the scenario's canonical JSON (as parsed, before defaults)."""
+    line: int
+
+
+@dataclass(frozen=True)
+class Suite:
+    id: str
+    path: Path
+    sha256: str
+    scenarios: tuple[LoadedScenario, ...]
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(scenario_schema())
+
+
+def bundled_suites() -> list[Path]:
+    return sorted(catalogs_root().glob("*/suites/*.jsonl"))
+
+
+def load_suites(paths: list[Path]) -> list[Suite]:
+    suites = [load_suite(p) for p in paths]
+    seen: dict[str, Path] = {}
+    for suite in suites:
+        if suite.id in seen:
+            raise CatalogError(str(suite.path), None, "suite", f"suite id {suite.id!r} also "
+                               f"used by {seen[suite.id]}")
+        seen[suite.id] = suite.path
+    return suites
+
+
+def load_suite(path: Path) -> Suite:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(str(path), None, "-", f"cannot read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CatalogError(str(path), None, "-", "not UTF-8") from None
+    scenarios: list[LoadedScenario] = []
+    ids: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        loaded = _parse_line(path, number, line)
+        previous = ids.get(loaded.scenario.id)
+        if previous is not None:
+            raise CatalogError(str(path), number, "id",
+                               f"duplicate id {loaded.scenario.id!r} (first on line {previous})")
+        ids[loaded.scenario.id] = number
+        scenarios.append(loaded)
+    if not scenarios:
+        raise CatalogError(str(path), None, "-", "the suite has no scenarios")
+    return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios))
+
+
+def _parse_line(path: Path, number: int, line: str) -> LoadedScenario:
+    where = str(path)
+    try:
+        raw: Any = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise CatalogError(where, number, "-", f"invalid JSON at column {exc.colno}: {exc.msg}"
+                           ) from None
+    error = best_match(_validator().iter_errors(raw))
+    if error is not None:
+        raise CatalogError(where, number, format_location(list(error.absolute_path)),
+                           _short(error.message))
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as exc:
+        field, message = format_pydantic_error(exc)
+        raise CatalogError(where, number, field, message) from None
+    try:
+        domain = load_domain(scenario.domain)
+    except CatalogError as exc:
+        raise CatalogError(where, number, "domain", exc.message) from None
+    _check_against_domain(where, number, scenario, domain)
+    return LoadedScenario(scenario, sha256_json(raw), number)
+
+
+def _check_against_domain(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
+    for t, turn in enumerate(scenario.turns):
+        for a, action in enumerate(turn.golden):
+            if not isinstance(action, CallAction):
+                continue
+            field = f"turns.{t}.golden.{a}.call"
+            spec = domain.tool(action.call.name)
+            if spec is None:
+                raise CatalogError(where, number, f"{field}.name",
+                                   f"unknown tool {action.call.name!r} in domain {domain.name}")
+            error = best_match(Draft202012Validator(spec.parameters).iter_errors(
+                action.call.arguments))
+            if error is not None:
+                path = format_location([field, "arguments", *error.absolute_path])
+                raise CatalogError(where, number, path, _short(error.message))
+    expectations = scenario.expectations
+    named = [("forbidden_tools", r.tool) for r in expectations.forbidden_tools]
+    named += [("final_values", r.tool) for r in expectations.final_values]
+    named += [("argument_constraints", r.tool) for r in expectations.argument_constraints
+              if r.tool is not None]
+    for index, (kind, tool) in enumerate(named):
+        if domain.tool(tool) is None:
+            raise CatalogError(where, number, f"expectations.{kind}",
+                               f"unknown tool {tool!r} in domain {domain.name} (rule {index})")
+
+
+def _short(message: str, limit: int = 200) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."

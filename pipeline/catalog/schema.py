@@ -1,0 +1,42 @@
+"""JSON Schema of catalog files, generated from the pydantic models (the one source)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pipeline.catalog.models import Scenario, ToolCatalog
+
+SCHEMA_FILES = {
+    "scenario.schema.json": Scenario,
+    "tools.schema.json": ToolCatalog,
+}
+
+
+@cache
+def scenario_schema() -> dict[str, Any]:
+    schema = Scenario.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def generated_files() -> dict[str, str]:
+    """File name -> text of every generated schema file under catalogs/schema/."""
+    out: dict[str, str] = {}
+    for name, model in SCHEMA_FILES.items():
+        schema = model.model_json_schema(by_alias=True)
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        out[name] = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    return out
+
+
+def write_schema_files(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in generated_files().items():
+        path = directory / name
+        path.write_text(text, "utf-8")
+        written.append(path)
+    return written

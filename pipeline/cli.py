@@ -1,0 +1,160 @@
+"""The ``agentsweep`` command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import hygiene
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  help="Evaluate tool-calling agents over whole dialogs, many times.")
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+
+
+@app.command()
+def run(
+    suite: Annotated[list[Path] | None, typer.Option(
+        "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", help="LiteLLM model name; repeatable. Default: reference/golden.")] = None,
+    prompt: Annotated[list[str] | None, typer.Option(
+        "--prompt", help="Prompt name in the domain's prompts/; repeatable.")] = None,
+    memory_mode: Annotated[list[str] | None, typer.Option(
+        "--memory-mode", help="chat (more modes to come); repeatable.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Repeats per grid cell.")] = 3,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Default: generated.")] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="With --run-id: run only trials without a final row.")] = False,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
+    max_in_flight: Annotated[int, typer.Option(min=1)] = 64,
+) -> None:
+    """Run a sweep: suites x models x prompts x memory modes x repeats."""
+    from pipeline.catalog import CatalogError
+    from pipeline.sweep import SweepConfig, load_plan_suites
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    if resume and not run_id:
+        _fail("--resume needs --run-id")
+    config_args: dict[str, Any] = {
+        "suites": suite or [], "repeats": repeats, "temperature": temperature,
+        "resume": resume, "ray_address": ray_address, "max_in_flight": max_in_flight,
+        "warehouse": hygiene.warehouse_root(),
+    }
+    for key, value in (("models", model), ("prompts", prompt), ("memory_modes", memory_mode),
+                       ("run_id", run_id)):
+        if value:
+            config_args[key] = value
+    try:
+        config = SweepConfig(**config_args)
+        validate_run_id(config.run_id)
+        load_plan_suites(config)  # bad input fails here, before anything starts
+    except (CatalogError, WarehouseError, ValueError) as exc:
+        _fail(str(exc))
+    from flows.sweep import sweep_flow
+
+    console.print(f"run [bold]{config.run_id}[/]: starting (Prefect flow, Ray trials)")
+    outcome = sweep_flow(config)
+    _print_rows(outcome.summary_columns, outcome.summary_rows, "table",
+                title=f"pass rate, run {outcome.run_id}")
+    statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
+    console.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} ({statuses}); "
+                  f"skipped {outcome.skipped} already final")
+    incomplete = outcome.statuses.get("incomplete", 0)
+    if incomplete:
+        err_console.print(f"{incomplete} trial(s) incomplete (infrastructure errors): "
+                          f"rerun with --run-id {outcome.run_id} --resume")
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over views runs, trials, events, checks.")],
+    output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+) -> None:
+    """Run DuckDB SQL over the warehouse and print the result."""
+    import duckdb
+
+    from warehouse.query import run_sql
+
+    if output_format not in ("table", "csv", "json"):
+        _fail(f"--format: expected table, csv or json, got {output_format!r}")
+    try:
+        result = run_sql(hygiene.warehouse_root(), query)
+    except duckdb.Error as exc:
+        _fail(f"SQL error: {exc}")
+    _print_rows(result.columns, result.rows, output_format)
+
+
+@app.command()
+def schema(
+    write: Annotated[bool, typer.Option("--write", help="Regenerate the files.")] = False,
+) -> None:
+    """Check (or regenerate) the generated schema files: catalog JSON Schema, warehouse golden."""
+    from pipeline.catalog import catalogs_root
+    from pipeline.catalog.schema import generated_files
+    from warehouse.schema import SCHEMA_VERSION, describe_json
+
+    targets = {catalogs_root() / "schema" / n: t for n, t in generated_files().items()}
+    golden = Path(__file__).resolve().parent.parent / "warehouse" / "golden"
+    targets[golden / f"schema_v{SCHEMA_VERSION}.json"] = describe_json()
+    stale = [p for p, text in targets.items() if not p.is_file() or p.read_text("utf-8") != text]
+    if write:
+        for path in stale:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(targets[path], "utf-8")
+            console.print(f"wrote {path}")
+        return
+    for path in stale:
+        err_console.print(f"{path}: out of date (run `agentsweep schema --write`)")
+    if stale:
+        raise typer.Exit(1)
+    console.print("schema files are up to date")
+
+
+def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,
+                title: str | None = None) -> None:
+    if output_format == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        sys.stdout.write(buffer.getvalue())
+    elif output_format == "json":
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
+    else:
+        table = Table(title=title)
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*("∅" if v is None else str(v) for v in row))
+        console.print(table)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def main() -> None:
+    hygiene.apply()
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Grid expansion: suites x models x prompts x memory modes x repeats -> TrialSpecs.
+
+``trial_id`` is a stable hash of what defines a trial (ARCHITECTURE.md, "Trial identity"): the
+scenario (id, version, content hash), the model and its generation params, the prompt's content
+hash, the memory mode and the repeat index. The run id is not part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pipeline.catalog import Prompt, Scenario, Suite, load_domain
+from pipeline.hashing import canonical_json, sha256_json
+
+MemoryMode = Literal["chat", "summary", "structured"]
+MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
+DEFAULT_MODEL = "reference/golden"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A model under test and how it is called. ``params`` go to LiteLLM per call."""
+
+    name: str
+    temperature: float = 0.0
+    params: tuple[tuple[str, Any], ...] = ()
+    seed: int | None = None
+
+    @property
+    def provider(self) -> str:
+        return self.name.split("/", 1)[0] if "/" in self.name else "openai"
+
+    def generation_params(self) -> dict[str, Any]:
+        """Params that define the model's behaviour (part of the trial identity)."""
+        out: dict[str, Any] = {"temperature": self.temperature, **dict(self.params)}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    trial_id: str
+    suite_id: str
+    suite_sha256: str
+    scenario: Scenario
+    scenario_sha256: str
+    model: ModelConfig
+    prompt: Prompt
+    tools_sha256: str
+    memory_mode: MemoryMode
+    repeat: int
+    step_limit: int = 8
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def trial_id_for(
+    scenario: Scenario,
+    scenario_sha256: str,
+    model: ModelConfig,
+    prompt_sha256: str,
+    memory_mode: str,
+    repeat: int,
+) -> str:
+    identity = {
+        "scenario_id": scenario.id,
+        "scenario_version": scenario.version,
+        "scenario_sha256": scenario_sha256,
+        "model": model.name,
+        "generation_params": canonical_json(model.generation_params()),
+        "prompt_sha256": prompt_sha256,
+        "memory_mode": memory_mode,
+        "repeat": repeat,
+    }
+    return sha256_json(identity)[:32]
+
+
+def expand(
+    suites: Sequence[Suite],
+    models: Sequence[ModelConfig],
+    prompts: Sequence[str],
+    memory_modes: Sequence[MemoryMode],
+    repeats: int,
+    step_limit: int = 8,
+) -> Iterator[TrialSpec]:
+    """Yield the grid lazily, in a stable order."""
+    for suite in suites:
+        for loaded in suite.scenarios:
+            domain = load_domain(loaded.scenario.domain)
+            for prompt_name in prompts:
+                prompt = domain.prompt(prompt_name)
+                for model in models:
+                    for mode in memory_modes:
+                        for repeat in range(repeats):
+                            yield TrialSpec(
+                                trial_id=trial_id_for(loaded.scenario, loaded.sha256, model,
+                                                      prompt.sha256, mode, repeat),
+                                suite_id=suite.id,
+                                suite_sha256=suite.sha256,
+                                scenario=loaded.scenario,
+                                scenario_sha256=loaded.sha256,
+                                model=model,
+                                prompt=prompt,
+                                tools_sha256=domain.tools_sha256,
+                                memory_mode=mode,
+                                repeat=repeat,
+                                step_limit=step_limit,
+                            )
+
+
+def grid_size(suites: Sequence[Suite], models: int, prompts: int, modes: int, repeats: int) -> int:
+    return sum(len(s.scenarios) for s in suites) * models * prompts * modes * repeats

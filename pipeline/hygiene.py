@@ -1,0 +1,62 @@
+"""Process environment that keeps Ray, Prefect and LiteLLM on loopback and quiet.
+
+Applied once by the CLI (and by tests) before Ray, Prefect or LiteLLM is imported. Values the
+user already set win, except the switches that stop traffic to outside addresses.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Always forced: nothing we start may phone home.
+FORCED = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_USAGE_STATS_REPORT_URL": "http://127.0.0.1:9/",
+    "RAY_USAGE_STATS_PROMPT_ENABLED": "0",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+}
+
+# Defaults a user may override.
+DEFAULTS = {
+    "RAY_AUTH_MODE": "disabled",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    "PREFECT_UI_ENABLED": "false",
+    "LITELLM_LOG": "ERROR",
+    "RAY_DEDUP_LOGS": "0",
+}
+
+# Ray's dashboard probes the cloud metadata address (169.254.169.254) through `requests`
+# whatever the usage-stats switch says. Processes of a local Ray started by us get a proxy on a
+# dead loopback port, so the probe fails locally; Ray workers get the proxy cleared again
+# (see pipeline.executor), so model calls are unaffected.
+RAY_START_PROXY = {
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "http_proxy": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "https_proxy": "http://127.0.0.1:9",
+    "NO_PROXY": "127.0.0.1,localhost,::1",
+    "no_proxy": "127.0.0.1,localhost,::1",
+}
+
+
+def agentsweep_home() -> Path:
+    return Path(os.environ.get("AGENTSWEEP_HOME", ".agentsweep")).resolve()
+
+
+def warehouse_root() -> Path:
+    return agentsweep_home() / "warehouse"
+
+
+def apply() -> None:
+    """Set the environment for this process and every process it starts."""
+    os.environ.update(FORCED)
+    for key, value in DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    home = agentsweep_home()
+    os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("RAY_TMPDIR", "/tmp/agentsweep-ray")

@@ -1,0 +1,154 @@
+"""Model calls through LiteLLM: imported lazily, options per call, errors classified.
+
+Retry, rate limiting and recording are written around this, not inside provider adapters.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pipeline.errors import InfraError
+from pipeline.grid import ModelConfig
+from pipeline.redact import redact
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...]
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    model_version: str | None
+    latency_ms: float
+
+    def assistant_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ModelClient(Protocol):
+    def complete(self, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None) -> ModelReply: ...
+
+
+_litellm: Any = None
+
+
+def litellm_module() -> Any:
+    """Import LiteLLM once per process, with the offline cost map, and register our providers."""
+    global _litellm
+    if _litellm is None:
+        import os
+
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        import litellm
+
+        from pipeline.models.reference import register_reference_provider
+
+        register_reference_provider(litellm)
+        _litellm = litellm
+    return _litellm
+
+
+@dataclass
+class LiteLLMClient:
+    model: ModelConfig
+    call_params: dict[str, Any] = field(default_factory=dict)
+    """Per-call options (api_base, metadata for reference models, timeout...)."""
+
+    def complete(self, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None) -> ModelReply:
+        litellm = litellm_module()
+        kwargs: dict[str, Any] = {**self.model.generation_params(), **self.call_params}
+        if tools:
+            kwargs["tools"] = tools
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(model=self.model.name, messages=messages,
+                                          num_retries=0, **kwargs)
+        except Exception as exc:  # classified below; anything unknown re-raises
+            raise classify(litellm, exc) from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+        return parse_response(response, latency_ms)
+
+
+def classify(litellm: Any, exc: Exception) -> Exception:
+    """Map a LiteLLM exception to InfraError; other exceptions are returned unchanged."""
+    message = redact(f"{type(exc).__name__}: {exc}")[:2000]
+    table: list[tuple[str, Any]] = [
+        ("rate_limit", litellm.RateLimitError),
+        ("timeout", litellm.Timeout),
+        ("connection", litellm.APIConnectionError),
+        ("overloaded", litellm.ServiceUnavailableError),
+        ("server_error", litellm.InternalServerError),
+    ]
+    for kind, cls in table:
+        if isinstance(exc, cls):
+            return InfraError(kind, message, _retry_after(exc))
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return InfraError("server_error", message)
+    return exc
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def parse_response(response: Any, latency_ms: float) -> ModelReply:
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCallRequest(
+            id=str(c.id),
+            name=str(c.function.name),
+            arguments=c.function.arguments if isinstance(c.function.arguments, str)
+            else json.dumps(c.function.arguments),
+        )
+        for c in (message.tool_calls or [])
+    )
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        content=message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        input_tokens=_int_or_none(getattr(usage, "prompt_tokens", None)),
+        output_tokens=_int_or_none(getattr(usage, "completion_tokens", None)),
+        cost_usd=_reported_cost(usage),
+        model_version=getattr(response, "model", None) or None,
+        latency_ms=latency_ms,
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _reported_cost(usage: Any) -> float | None:
+    """Cost only when the provider itself reported it (never LiteLLM's price-table estimate)."""
+    cost = getattr(usage, "cost", None)
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None

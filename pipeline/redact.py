@@ -1,0 +1,51 @@
+"""Secrets never land: redact API keys and bearer tokens from anything written or printed."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+MASK = "[REDACTED]"
+_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|_KEY)$", re.IGNORECASE)
+_PATTERNS = [
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"\b(?:gh[pousr]|xox[abp]|AKIA)[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)"
+               r"[^\s\"',}]{6,}"),
+]
+
+
+def _env_secrets() -> list[str]:
+    return sorted(
+        (v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8),
+        key=len,
+        reverse=True,
+    )
+
+
+def redact(text: str) -> str:
+    for secret in _env_secrets():
+        text = text.replace(secret, MASK)
+    for pattern in _PATTERNS:
+        text = pattern.sub(
+            lambda m: (m.group(1) + MASK) if m.re.groups else MASK,
+            text,
+        )
+    return text
+
+
+def redact_optional(text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def redact_value(value: Any) -> Any:
+    """Redact every string inside a JSON-like value."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,65 @@
+"""Per-trial sandbox: the one gateway every tool call of the agent goes through.
+
+Read tools run against the trial's own deep copy of the domain's seed state. State-changing
+(write) tools are intercepted: the call is recorded in the journal with its arguments and the
+state revision, answered as the real system would on success, and nothing else happens.
+A tool refusing a call (unknown tool, bad arguments) is data for the agent, not an exception.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from pipeline.catalog import Domain
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: dict[str, Any]
+    intercepted: bool
+    state_revision: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    tool: str
+    arguments: dict[str, Any]
+    state_revision: int
+
+
+class Sandbox:
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self.state: dict[str, Any] = copy.deepcopy(dict(domain.seed_state))
+        self.revision = 1
+        self.journal: list[JournalEntry] = []
+
+    def call(self, name: str, raw_arguments: str) -> ToolOutcome:
+        spec = self.domain.tool(name)
+        if spec is None:
+            return self._refuse(f"unknown tool {name!r}")
+        try:
+            arguments = json.loads(raw_arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return self._refuse(f"arguments are not valid JSON: {exc.msg}")
+        if not isinstance(arguments, dict):
+            return self._refuse("arguments must be a JSON object")
+        error = best_match(Draft202012Validator(spec.parameters).iter_errors(arguments))
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+            return self._refuse(f"{where}: {error.message}")
+        if spec.kind == "write":
+            self.journal.append(JournalEntry(name, arguments, self.revision))
+            return ToolOutcome(dict(spec.intercept_response or {}), True, self.revision)
+        result = self.domain.read_tools[name](self.state, arguments)
+        return ToolOutcome(result, False, self.revision)
+
+    def _refuse(self, message: str) -> ToolOutcome:
+        return ToolOutcome({"error": message}, False, self.revision, error=message)

@@ -1,0 +1,169 @@
+"""A sweep's stages as plain functions: plan, execute (Ray) into the warehouse, record, summarize.
+
+The Prefect flow in flows/sweep.py only calls these, adding orchestration and observability.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.catalog import Suite, bundled_suites, load_suites
+from pipeline.grid import DEFAULT_MODEL, MemoryMode, ModelConfig, TrialSpec, expand, grid_size
+from pipeline.redact import redact
+from pipeline.trial import RunContext, TrialResult
+from pipeline.version import code_version
+from warehouse.query import run_named, run_sql
+from warehouse.writer import WarehouseWriter, validate_run_id
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class SweepConfig(BaseModel):
+    """Everything a sweep needs; JSON-able so a Prefect deployment can carry it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suites: list[Path] = Field(default_factory=list, description="Empty = all bundled suites.")
+    models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
+    temperature: float = 0.0
+    prompts: list[str] = Field(default_factory=lambda: ["default"])
+    memory_modes: list[MemoryMode] = Field(default_factory=lambda: ["chat"])
+    repeats: int = Field(default=3, ge=1)
+    step_limit: int = Field(default=8, ge=1)
+    run_id: str = Field(default_factory=new_run_id)
+    resume: bool = False
+    ray_address: str | None = None
+    max_in_flight: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=500, ge=1)
+    warehouse: Path
+
+    def model_configs(self) -> list[ModelConfig]:
+        return [ModelConfig(name=m, temperature=self.temperature) for m in self.models]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    run_id: str
+    suites: list[Suite]
+    grid_size: int
+    pending: list[TrialSpec]
+    skipped: int
+
+
+@dataclass
+class SweepOutcome:
+    run_id: str
+    grid_size: int
+    executed: int
+    skipped: int
+    statuses: dict[str, int] = field(default_factory=dict)
+    summary_columns: list[str] = field(default_factory=list)
+    summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def load_plan_suites(config: SweepConfig) -> list[Suite]:
+    """Load and validate every suite; raises CatalogError before anything runs."""
+    return load_suites(config.suites or bundled_suites())
+
+
+def plan(config: SweepConfig) -> SweepPlan:
+    validate_run_id(config.run_id)
+    suites = load_plan_suites(config)
+    models = config.model_configs()
+    specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
+                        config.step_limit))
+    size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
+                     config.repeats)
+    done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()
+    pending = [s for s in specs if s.trial_id not in done]
+    return SweepPlan(config.run_id, suites, size, pending, len(specs) - len(pending))
+
+
+def final_trial_ids(root: Path, run_id: str) -> set[str]:
+    """Trials of a run that already have a final outcome (anything but incomplete)."""
+    result = run_sql(root, "SELECT DISTINCT trial_id FROM trials "
+                           "WHERE run_id = $run_id AND status <> 'incomplete'",
+                     {"run_id": run_id})
+    return {row[0] for row in result.rows}
+
+
+class BatchSink:
+    """Collects trial results and writes them to the warehouse in batches."""
+
+    def __init__(self, writer: WarehouseWriter, batch_size: int,
+                 on_trial: Callable[[TrialResult], None] | None = None) -> None:
+        self.writer = writer
+        self.batch_size = batch_size
+        self.on_trial = on_trial
+        self.statuses: dict[str, int] = {}
+        self._pending: list[TrialResult] = []
+
+    def __call__(self, result: TrialResult) -> None:
+        self.statuses[result.status] = self.statuses.get(result.status, 0) + 1
+        self._pending.append(result)
+        if self.on_trial is not None:
+            self.on_trial(result)
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        self.writer.write_batch({
+            "trials": [r.trial for r in self._pending],
+            "events": [e for r in self._pending for e in r.events],
+            "checks": [c for r in self._pending for c in r.checks],
+        })
+        self._pending = []
+
+
+def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
+                 on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
+    from pipeline.executor import execute, ray_session
+
+    writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
+    sink = BatchSink(writer, config.batch_size, on_trial)
+    ctx = RunContext(sweep_plan.run_id, code_version())
+    if sweep_plan.pending:
+        with ray_session(config.ray_address):
+            try:
+                execute(sweep_plan.pending, ctx, sink, config.max_in_flight)
+            finally:
+                sink.flush()
+    return sink.statuses
+
+
+def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
+               executed: int) -> None:
+    writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
+    writer.write_batch({"runs": [{
+        "run_id": sweep_plan.run_id,
+        "invocation_id": secrets.token_hex(8),
+        "started_at": started_at,
+        "finished_at": datetime.now(UTC),
+        "code_version": code_version(),
+        "suite_ids": [s.id for s in sweep_plan.suites],
+        "suite_sha256s": [s.sha256 for s in sweep_plan.suites],
+        "models": list(config.models),
+        "memory_modes": list(config.memory_modes),
+        "repeats": config.repeats,
+        "grid_size": sweep_plan.grid_size,
+        "trials_run": executed,
+        "ray_address": config.ray_address,
+        "argv": redact(" ".join(sys.argv)),
+    }]})
+
+
+def summarize(root: Path, run_id: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    result = run_named(root, "summary", {"run_id": run_id})
+    return result.columns, result.rows

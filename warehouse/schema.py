@@ -1,0 +1,196 @@
+"""The trace schema: the single source for every warehouse table.
+
+Each table is declared once here as a list of columns. The pyarrow schemas the writer uses,
+the golden JSON file under ``warehouse/golden/`` and the DuckDB views all derive from these
+declarations; ``tests/warehouse/test_schema.py`` fails if the golden file drifts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
+"""Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
+
+EVENT_KINDS = ("user_message", "assistant_message", "tool_call", "tool_result")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    nullable: bool
+    doc: str
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema(
+            [
+                pa.field(c.name, c.type, nullable=c.nullable, metadata={"doc": c.doc})
+                for c in self.columns
+            ],
+            metadata={"table": self.name, "schema_version": str(SCHEMA_VERSION)},
+        )
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def _c(name: str, type_: pa.DataType, doc: str, *, nullable: bool = False) -> Column:
+    return Column(name, type_, nullable, doc)
+
+
+_TS = pa.timestamp("us", tz="UTC")
+_KEY = (
+    _c("schema_version", pa.int32(), "Version of this schema the row was written with."),
+    _c("run_id", pa.string(), "The sweep run this row belongs to."),
+)
+_TRIAL_KEY = (
+    *_KEY,
+    _c("trial_id", pa.string(), "Stable hash of the trial's identity (see pipeline.grid)."),
+    _c("attempt_id", pa.string(), "Unique id of the execution attempt that produced the row."),
+)
+
+RUNS = Table(
+    "runs",
+    "One row per invocation of a sweep (a resumed run adds a row with the same run_id).",
+    (
+        *_KEY,
+        _c("invocation_id", pa.string(), "Unique id of this invocation of the run."),
+        _c("started_at", _TS, "When the invocation started."),
+        _c("finished_at", _TS, "When the invocation finished.", nullable=True),
+        _c("code_version", pa.string(), "agentsweep version and git commit."),
+        _c("suite_ids", pa.list_(pa.string()), "Suites in the grid."),
+        _c("suite_sha256s", pa.list_(pa.string()), "Content hashes of those suites."),
+        _c("models", pa.list_(pa.string()), "Models in the grid."),
+        _c("memory_modes", pa.list_(pa.string()), "Memory modes in the grid."),
+        _c("repeats", pa.int32(), "Repeats per cell."),
+        _c("grid_size", pa.int64(), "Number of trials in the grid."),
+        _c("trials_run", pa.int64(), "Trials executed by this invocation (resume skips some)."),
+        _c("ray_address", pa.string(), "Ray cluster address, null for a local Ray.", nullable=True),
+        _c("argv", pa.string(), "Command line of the invocation, secrets redacted."),
+    ),
+)
+
+TRIALS = Table(
+    "trials",
+    "One row per trial execution; the view keeps the final row per (run_id, trial_id).",
+    (
+        *_TRIAL_KEY,
+        _c("scenario_id", pa.string(), "Scenario id from the catalog."),
+        _c("scenario_version", pa.int32(), "Scenario version from the catalog."),
+        _c("scenario_sha256", pa.string(), "Hash of the scenario's canonical JSON."),
+        _c("scenario_class", pa.string(), "reveal / revision / function_switch / control / ..."),
+        _c("suite_id", pa.string(), "Suite (file stem) the scenario came from."),
+        _c("suite_sha256", pa.string(), "Hash of the suite file's bytes."),
+        _c("domain", pa.string(), "Domain of the scenario."),
+        _c("model", pa.string(), "Model name as given to LiteLLM."),
+        _c("provider", pa.string(), "Provider / access channel (LiteLLM provider prefix)."),
+        _c("model_version", pa.string(), "Model version the provider reported.", nullable=True),
+        _c("temperature", pa.float64(), "Sampling temperature."),
+        _c("generation_params", pa.string(), "All generation params as canonical JSON."),
+        _c("seed", pa.int64(), "Seed passed to the model, if any.", nullable=True),
+        _c("prompt_id", pa.string(), "System prompt id."),
+        _c("prompt_sha256", pa.string(), "Hash of the system prompt text."),
+        _c("tools_sha256", pa.string(), "Hash of the domain's tool schemas."),
+        _c("memory_mode", pa.string(), "Agent memory mode: chat / summary / structured."),
+        _c("repeat", pa.int32(), "Repeat index, 0-based."),
+        _c("status", pa.string(), "complete / agent_error / limit / incomplete."),
+        _c("passed", pa.bool_(), "All checks passed; null unless status is final.", nullable=True),
+        _c("error_kind", pa.string(), "Closed error kind when status is not complete.",
+           nullable=True),
+        _c("error_message", pa.string(), "Error text, secrets redacted.", nullable=True),
+        _c("turns", pa.int32(), "User turns played."),
+        _c("model_calls", pa.int32(), "Model calls made."),
+        _c("tool_calls", pa.int32(), "Tool calls made."),
+        _c("input_tokens", pa.int64(), "Sum of reported prompt tokens; null if any unknown.",
+           nullable=True),
+        _c("output_tokens", pa.int64(), "Sum of reported completion tokens; null if unknown.",
+           nullable=True),
+        _c("cost_usd", pa.float64(), "Reported cost; null when not reported.", nullable=True),
+        _c("latency_ms", pa.float64(), "Wall time of the trial."),
+        _c("started_at", _TS, "Trial start."),
+        _c("finished_at", _TS, "Trial end."),
+        _c("code_version", pa.string(), "agentsweep version and git commit."),
+        _c("node_id", pa.string(), "Ray node that ran the trial.", nullable=True),
+    ),
+)
+
+EVENTS = Table(
+    "events",
+    "One row per user message, assistant message, tool call and tool result.",
+    (
+        *_TRIAL_KEY,
+        _c("seq", pa.int32(), "Order of the event within the trial, 0-based."),
+        _c("turn", pa.int32(), "User turn, 1-based."),
+        _c("step", pa.int32(), "Model step within the turn, 0-based."),
+        _c("kind", pa.string(), "user_message / assistant_message / tool_call / tool_result."),
+        _c("content", pa.string(), "Message text, redacted.", nullable=True),
+        _c("tool_name", pa.string(), "Tool name for tool events.", nullable=True),
+        _c("tool_call_id", pa.string(), "Call id linking a tool call to its result.",
+           nullable=True),
+        _c("arguments", pa.string(), "Tool call arguments as JSON.", nullable=True),
+        _c("result", pa.string(), "Tool result as JSON.", nullable=True),
+        _c("intercepted", pa.bool_(), "State-changing call intercepted by the sandbox.",
+           nullable=True),
+        _c("state_revision", pa.int64(), "Sandbox state revision at the call.", nullable=True),
+        _c("tool_error", pa.string(), "Error the tool returned to the agent.", nullable=True),
+        _c("active_state_before", pa.string(), "Agent memory before the turn (JSON).",
+           nullable=True),
+        _c("active_state_after", pa.string(), "Agent memory after the turn (JSON).",
+           nullable=True),
+        _c("input_tokens", pa.int64(), "Prompt tokens of this model call.", nullable=True),
+        _c("output_tokens", pa.int64(), "Completion tokens of this model call.", nullable=True),
+        _c("latency_ms", pa.float64(), "Latency of this model call.", nullable=True),
+    ),
+)
+
+CHECKS = Table(
+    "checks",
+    "One row per check per trial.",
+    (
+        *_TRIAL_KEY,
+        _c("check_id", pa.string(), "Check identifier, e.g. forbidden_tool:reserve_room@2."),
+        _c("check_kind", pa.string(), "forbidden_tool / argument_constraint / final_value."),
+        _c("passed", pa.bool_(), "Whether the check held."),
+        _c("turn", pa.int32(), "Turn of the first violation, or null.", nullable=True),
+        _c("step", pa.int32(), "Step of the first violation, or null.", nullable=True),
+        _c("detail", pa.string(), "What was seen."),
+    ),
+)
+
+TABLES: dict[str, Table] = {t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS)}
+
+
+def describe() -> dict[str, Any]:
+    """A JSON-able description of every table; the golden file is this, pretty-printed."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tables": {
+            t.name: {
+                "doc": t.doc,
+                "columns": [
+                    {"name": c.name, "type": str(c.type), "nullable": c.nullable, "doc": c.doc}
+                    for c in t.columns
+                ],
+            }
+            for t in TABLES.values()
+        },
+    }
+
+
+def describe_json() -> str:
+    return json.dumps(describe(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,24 @@
+-- Views over the raw tables (trials_all, events_all, checks_all, runs_all), created by
+-- warehouse.query. A trial may have several rows (an incomplete attempt, then a resumed one):
+-- `trials` keeps one per (run_id, trial_id), a final outcome over an incomplete one, then the
+-- latest. `events` and `checks` keep only the rows of that chosen attempt.
+CREATE OR REPLACE VIEW trials AS
+SELECT *
+FROM trials_all
+QUALIFY row_number() OVER (
+    PARTITION BY run_id, trial_id
+    ORDER BY (status = 'incomplete'), finished_at DESC, attempt_id
+) = 1;
+
+CREATE OR REPLACE VIEW events AS
+SELECT e.*
+FROM events_all AS e
+SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
+
+CREATE OR REPLACE VIEW checks AS
+SELECT c.*
+FROM checks_all AS c
+SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
+
+CREATE OR REPLACE VIEW runs AS
+SELECT * FROM runs_all;

@@ -1,0 +1,97 @@
+"""Parquet writer: atomic files, one schema, a few files per run (never one per event).
+
+Layout: ``<root>/<table>/run_id=<run_id>/part-<time>-<uuid>.parquet``. A file is written under a
+temporary name in the same directory and renamed into place, so a reader (or a crash) sees either
+the whole file or nothing. Within a batch the ``trials`` file is written last: a trial row is the
+commit marker for its events and checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from warehouse.schema import SCHEMA_VERSION, TABLES, Table
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+WRITE_ORDER = ("events", "checks", "trials", "runs")
+
+
+class WarehouseError(ValueError):
+    """Rows that do not fit the schema, or an unusable run id."""
+
+
+def validate_run_id(run_id: str) -> str:
+    if not _RUN_ID.match(run_id):
+        raise WarehouseError(
+            f"run id {run_id!r}: use letters, digits, '.', '_' or '-' (at most 128 characters)"
+        )
+    return run_id
+
+
+def table_dir(root: Path, table: str) -> Path:
+    return root / table
+
+
+def to_arrow(table: Table, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """Rows (dicts) to an Arrow table of exactly the declared schema; extra keys are an error."""
+    names = set(table.column_names)
+    columns: dict[str, list[Any]] = {name: [] for name in table.column_names}
+    for index, row in enumerate(rows):
+        unknown = set(row) - names - {"schema_version"}
+        if unknown:
+            raise WarehouseError(f"{table.name} row {index}: unknown columns {sorted(unknown)}")
+        for name in table.column_names:
+            value = SCHEMA_VERSION if name == "schema_version" else row.get(name)
+            columns[name].append(value)
+    try:
+        return pa.Table.from_pydict(columns, schema=table.arrow_schema())
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise WarehouseError(f"{table.name}: {exc}") from exc
+
+
+def write_atomic(path: Path, data: pa.Table) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(data, tmp, compression="zstd")
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class WarehouseWriter:
+    """Writes batches of rows for one run. Start, write batches, done: no state in between."""
+
+    def __init__(self, root: Path, run_id: str) -> None:
+        self.root = root
+        self.run_id = validate_run_id(run_id)
+        self.files_written: list[Path] = []
+
+    def write_batch(self, rows_by_table: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        unknown = set(rows_by_table) - set(TABLES)
+        if unknown:
+            raise WarehouseError(f"unknown tables {sorted(unknown)}")
+        # Convert everything first: a schema error writes nothing at all.
+        prepared = [
+            (name, to_arrow(TABLES[name], rows_by_table[name]))
+            for name in WRITE_ORDER
+            if rows_by_table.get(name)
+        ]
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        part = f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+        for name, data in prepared:
+            path = table_dir(self.root, name) / f"run_id={self.run_id}" / part
+            write_atomic(path, data)
+            self.files_written.append(path)
