@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pipeline.catalog import ArgumentConstraint, FinalValue, ForbiddenTool, Scenario
 from pipeline.trace import Event
 
-CheckKind = Literal["forbidden_tool", "argument_constraint", "final_value"]
+CheckKind = Literal["forbidden_tool", "argument_constraint", "final_value", "trajectory"]
 CHECKS_VERSION = 1
 
 

@@ -126,6 +126,45 @@ def schema(
     console.print("schema files are up to date")
 
 
+@app.command(name="reference-server")
+def reference_server(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="0: any free port.")] = 8765,
+    latency_ms: Annotated[float, typer.Option("--latency-ms", min=0)] = 0.0,
+    error_rate_429: Annotated[float, typer.Option("--error-rate-429")] = 0.0,
+    error_rate_500: Annotated[float, typer.Option("--error-rate-500")] = 0.0,
+    timeout_rate: Annotated[float, typer.Option("--timeout-rate")] = 0.0,
+    drop_rate: Annotated[float, typer.Option("--drop-rate")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+) -> None:
+    """Serve the reference models over OpenAI-compatible HTTP on 127.0.0.1 until Ctrl-C."""
+    from pydantic import ValidationError
+
+    from pipeline.models.faults import FaultProfile
+    from pipeline.models.server import serve_forever
+
+    try:
+        faults = FaultProfile(latency_ms=latency_ms, rate_limit=error_rate_429,
+                              server_error=error_rate_500, timeout=timeout_rate,
+                              connection_drop=drop_rate)
+    except ValidationError as exc:
+        options = {"latency_ms": "--latency-ms", "rate_limit": "--error-rate-429",
+                   "server_error": "--error-rate-500", "timeout": "--timeout-rate",
+                   "connection_drop": "--drop-rate"}
+        _fail("; ".join(f"{options.get(str(e['loc'][0]), 'rates') if e['loc'] else 'rates'}: "
+                        f"{e['msg']}" for e in exc.errors()))
+
+    def ready(bound: int) -> None:
+        console.print(f"serving reference models on http://127.0.0.1:{bound}/v1 "
+                      f"(LiteLLM: model='openai/golden', api_base=...); faults: "
+                      f"{faults.model_dump_json()}; Ctrl-C stops", markup=False)
+
+    try:
+        serve_forever(port, faults, seed, on_ready=ready)
+    except OSError as exc:
+        _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+    console.print("stopped")
+
+
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,
                 title: str | None = None) -> None:
     if output_format == "csv":

@@ -15,6 +15,8 @@ from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
 from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
 
+SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
 # Workers get the proxy of the Ray start-up cleared, and the offline switches set.
 WORKER_ENV = {
     **{key: "" for key in RAY_START_PROXY},
@@ -37,12 +39,15 @@ def _run_trial_task(spec: TrialSpec, ctx: RunContext) -> TrialResult:
 def ray_session(address: str | None = None, num_cpus: int | None = None,
                 object_store_bytes: int = 256 * 1024 * 1024) -> Iterator[Any]:
     """Connect to a cluster, or start (and later stop) a local Ray kept on loopback."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if not address:
+        # A local Ray binds and dials 127.0.0.1 instead of the machine's network address.
+        os.environ[SINGLE_MACHINE_SWITCH] = "0"
     import ray
 
     if ray.is_initialized():
         yield ray
         return
-    address = address or os.environ.get("RAY_ADDRESS") or None
     common: dict[str, Any] = {
         "log_to_driver": False,
         "runtime_env": {"env_vars": WORKER_ENV},

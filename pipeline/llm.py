@@ -10,8 +10,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pipeline.errors import InfraError
+from pipeline.errors import InfraError, InfraErrorKind
 from pipeline.grid import ModelConfig
+from pipeline.models.reference import REFERENCE_ERROR_MARK
 from pipeline.redact import redact
 
 
@@ -63,6 +64,7 @@ def litellm_module() -> Any:
 
         from pipeline.models.reference import register_reference_provider
 
+        litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
         register_reference_provider(litellm)
         _litellm = litellm
     return _litellm
@@ -93,13 +95,19 @@ class LiteLLMClient:
 def classify(litellm: Any, exc: Exception) -> Exception:
     """Map a LiteLLM exception to InfraError; other exceptions are returned unchanged."""
     message = redact(f"{type(exc).__name__}: {exc}")[:2000]
-    table: list[tuple[str, Any]] = [
+    table: list[tuple[InfraErrorKind, Any]] = [
         ("rate_limit", litellm.RateLimitError),
         ("timeout", litellm.Timeout),
         ("connection", litellm.APIConnectionError),
         ("overloaded", litellm.ServiceUnavailableError),
         ("server_error", litellm.InternalServerError),
     ]
+    if REFERENCE_ERROR_MARK in str(exc):
+        # LiteLLM wraps a custom provider's exception in APIConnectionError: a broken
+        # reference script is our harness's fault, not a connection problem.
+        return InfraError("harness_error", message)
+    if _connection_failed(exc):
+        return InfraError("connection", message)
     for kind, cls in table:
         if isinstance(exc, cls):
             return InfraError(kind, message, _retry_after(exc))
@@ -107,6 +115,21 @@ def classify(litellm: Any, exc: Exception) -> Exception:
     if isinstance(status, int) and status >= 500:
         return InfraError("server_error", message)
     return exc
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """A refused or dropped connection. LiteLLM reports these from its OpenAI-compatible path
+    as InternalServerError (500); the cause chain still holds openai's APIConnectionError."""
+    import openai  # LiteLLM's own dependency, already imported by it
+
+    seen: BaseException | None = exc
+    for _ in range(16):  # a cause chain may loop
+        if seen is None:
+            break
+        if isinstance(seen, openai.APIConnectionError):
+            return not isinstance(seen, openai.APITimeoutError)
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _retry_after(exc: Exception) -> float | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression"]
 
@@ -45,12 +45,13 @@ class Turn(Strict):
         description="What a correct agent does at this turn: tool calls, then one reply.",
     )
 
-    @model_validator(mode="after")
-    def _ends_with_one_reply(self) -> Turn:
-        replies = [i for i, a in enumerate(self.golden) if isinstance(a, ReplyAction)]
-        if replies != [len(self.golden) - 1]:
+    @field_validator("golden")
+    @classmethod
+    def _ends_with_one_reply(cls, golden: list[GoldenAction]) -> list[GoldenAction]:
+        replies = [i for i, a in enumerate(golden) if isinstance(a, ReplyAction)]
+        if replies != [len(golden) - 1]:
             raise ValueError("golden actions must be tool calls followed by exactly one reply")
-        return self
+        return golden
 
 
 class ForbiddenTool(Strict):
@@ -79,10 +80,25 @@ class FinalValue(Strict):
     equals: Any
 
 
+class TrajectoryRule(Strict):
+    """Update / confirm / create trajectory (seed 001): the record is created exactly once,
+    only after a confirmation, with exactly the confirmed values, and nothing happens after it.
+    Tool calls map to events: ``update_tool`` (its arguments are the updated values),
+    ``confirm_tool``, ``create_tool`` (its arguments are the created values)."""
+
+    update_tool: str
+    confirm_tool: str
+    create_tool: str
+    expected: dict[str, Any] = Field(
+        default_factory=dict, description="Values the created record must have."
+    )
+
+
 class Expectations(Strict):
     forbidden_tools: list[ForbiddenTool] = Field(default_factory=list)
     argument_constraints: list[ArgumentConstraint] = Field(default_factory=list)
     final_values: list[FinalValue] = Field(default_factory=list)
+    trajectory: TrajectoryRule | None = None
 
 
 class Scenario(Strict):

@@ -28,8 +28,14 @@ Variant = Callable[[Script], Script]
 REFERENCE_VARIANTS: dict[str, Variant] = {"golden": lambda script: script}
 
 
+REFERENCE_ERROR_MARK = "agentsweep-reference-script:"
+
+
 class ReferenceScriptError(ValueError):
-    """The reference model was called without a script, or past its end."""
+    """The reference model was called without a script, or past its end (a harness error)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{REFERENCE_ERROR_MARK} {message}")
 
 
 def golden_script(scenario: Scenario) -> Script:

@@ -1,0 +1,1 @@
+"""Guest-pass domain of the whole-dialog methodology (seed 001): update / confirm / create."""

@@ -1,0 +1,49 @@
+"""Shared fixtures: an isolated AGENTSWEEP_HOME, one local Ray and one Prefect harness per session.
+
+The environment is set at import time, before anything imports Ray, Prefect or LiteLLM.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_HOME = Path(tempfile.mkdtemp(prefix="agentsweep-test-home-"))
+os.environ["AGENTSWEEP_HOME"] = str(_HOME)
+os.environ.pop("RAY_ADDRESS", None)
+os.environ.pop("PREFECT_API_URL", None)
+
+from pipeline import hygiene  # noqa: E402
+
+hygiene.apply()
+
+REPO = Path(__file__).resolve().parent.parent
+MEETING_SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
+
+
+@pytest.fixture(scope="session")
+def ray_local() -> Iterator[Any]:
+    """A real local Ray for the whole session (2 CPUs, small object store)."""
+    from pipeline.executor import ray_session
+
+    with ray_session(num_cpus=2, object_store_bytes=128 * 1024 * 1024) as ray:
+        yield ray
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """A real Prefect API (temporary server and database) for the whole session."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse"

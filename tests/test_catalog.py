@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import MEETING_SUITE
+from typer.testing import CliRunner
+
+from pipeline.catalog import CatalogError, bundled_suites, load_domain, load_suite
+from pipeline.cli import app
+
+
+def _lines() -> list[dict]:
+    return [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()]
+
+
+def _write(tmp_path: Path, rows: list[object]) -> Path:
+    path = tmp_path / "suite.jsonl"
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)
+                              for r in rows) + "\n", "utf-8")
+    return path
+
+
+def test_bundled_suites_load_with_hashes() -> None:
+    suites = [load_suite(p) for p in bundled_suites()]
+    ids = {s.scenario.id for suite in suites for s in suite.scenarios}
+    assert {"V1", "V3", "F1", "C1"} <= ids
+    for suite in suites:
+        assert len(suite.sha256) == 64
+        assert all(len(s.sha256) == 64 for s in suite.scenarios)
+
+
+def test_meeting_rooms_domain_has_the_seed_rooms() -> None:
+    domain = load_domain("meeting_rooms")
+    rooms = {r["id"]: r for r in domain.seed_state["rooms"]}
+    assert set(rooms) == {"amber", "birch", "cedar"}
+    assert [rooms[r]["capacity"] for r in ("amber", "birch", "cedar")] == [6, 8, 12]
+    assert domain.tool("reserve_room").kind == "write"  # type: ignore[union-attr]
+    assert domain.tool("search_rooms").kind == "read"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "line", "field"),
+    [
+        (lambda rows: rows.insert(1, "{not json"), 2, "-"),
+        (lambda rows: rows[2].pop("version"), 3, "-"),
+        (lambda rows: rows[0].update(surprise=1), 1, "-"),
+        (lambda rows: rows[1]["turns"][0].update(user=""), 2, "turns.0.user"),
+        (lambda rows: rows[0]["turns"][0]["golden"][0]["call"].update(name="launch_rockets"),
+         1, "turns.0.golden.0.call.name"),
+        (lambda rows: rows[0]["turns"][0]["golden"][0]["call"]["arguments"].update(capacity="12"),
+         1, "turns.0.golden.0.call.arguments.capacity"),
+        (lambda rows: rows[3].update(id=rows[0]["id"]), 4, "id"),
+        (lambda rows: rows[0]["turns"][0]["golden"].pop(), 1, "turns.0.golden"),
+        (lambda rows: rows[0].update(domain="nowhere"), 1, "domain"),
+    ],
+    ids=["json", "missing-field", "extra-field", "empty-user", "unknown-tool", "bad-argument",
+         "duplicate-id", "no-reply", "unknown-domain"],
+)
+def test_bad_line_names_file_line_and_field(tmp_path: Path, mutate, line: int,
+                                            field: str) -> None:
+    rows: list[object] = list(_lines())
+    mutate(rows)
+    path = _write(tmp_path, rows)
+    with pytest.raises(CatalogError) as caught:
+        load_suite(path)
+    error = caught.value
+    assert error.path == str(path)
+    assert error.line == line
+    if field != "-":
+        assert error.field.startswith(field), str(error)
+    assert str(error).startswith(f"{path}:{line}: ")
+
+
+def test_run_with_broken_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    rows: list[object] = list(_lines())
+    rows.insert(2, '{"id": "X1", "version": 1}')
+    path = _write(tmp_path, rows)
+    root = Path(__import__("os").environ["AGENTSWEEP_HOME"]) / "warehouse"
+    before = sorted(root.rglob("*")) if root.exists() else []
+    result = CliRunner().invoke(app, ["run", "--suite", str(path), "--run-id", "broken"])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:3:" in result.output
+    after = sorted(root.rglob("*")) if root.exists() else []
+    assert after == before

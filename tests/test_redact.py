@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import os
+
+from pipeline.redact import MASK, redact, redact_value
+
+CANARY = "sk-canary-0123456789abcdefABCDEF"
+
+
+def test_known_key_shapes_and_env_secrets_are_masked(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ACME_API_KEY", "plain-looking-secret-value")
+    text = (f"key={CANARY} auth: Bearer abc.def-123456789 "
+            f"env=plain-looking-secret-value api_key: 'zzzzzzzzzzzz'")
+    out = redact(text)
+    for secret in (CANARY, "abc.def-123456789", "plain-looking-secret-value", "zzzzzzzzzzzz"):
+        assert secret not in out
+    assert out.count(MASK) >= 4
+    assert redact_value({"a": [CANARY]}) == {"a": [MASK]}
+    assert os.environ["ACME_API_KEY"]
+
+
+def test_ordinary_text_is_untouched() -> None:
+    text = "Забронировал birch на 8 человек, 7 августа с 15:00; token count 12"
+    assert redact(text) == text

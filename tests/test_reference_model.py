@@ -1,0 +1,55 @@
+"""The offline reference model answers through LiteLLM exactly as a provider would."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import MEETING_SUITE
+
+from pipeline.catalog import load_suite
+from pipeline.errors import InfraError
+from pipeline.grid import ModelConfig
+from pipeline.llm import LiteLLMClient, classify, litellm_module
+from pipeline.models.reference import golden_script, reference_call_params
+
+
+def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
+    suite = load_suite(MEETING_SUITE)
+    return next(s.scenario for s in suite.scenarios if s.scenario.id == scenario_id)
+
+
+def test_replays_golden_tool_call_then_reply_through_litellm() -> None:
+    scenario = _scenario("V1")
+    client = LiteLLMClient(ModelConfig("reference/golden"),
+                           reference_call_params("reference/golden", scenario))
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u1"}]
+    first = client.complete(messages, None)
+    assert first.finish_reason == "tool_calls"
+    assert [c.name for c in first.tool_calls] == ["search_rooms"]
+    assert json.loads(first.tool_calls[0].arguments)["capacity"] == 12
+    assert (first.input_tokens, first.output_tokens, first.model_version) == (None, None, None)
+    messages += [first.assistant_message(),
+                 {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "{}"}]
+    second = client.complete(messages, None)
+    assert second.finish_reason == "stop"
+    assert second.content == golden_script(scenario)[0][1]["reply"]
+    messages += [second.assistant_message(), {"role": "user", "content": "u2"}]
+    third = client.complete(messages, None)
+    assert json.loads(third.tool_calls[0].arguments)["capacity"] == 6
+
+
+def test_provider_is_registered_explicitly_and_refuses_without_script() -> None:
+    litellm = litellm_module()
+    assert [p["provider"] for p in litellm.custom_provider_map].count("reference") == 1
+    with pytest.raises(Exception) as caught:
+        litellm.completion(model="reference/golden",
+                           messages=[{"role": "user", "content": "x"}])
+    assert "no script" in str(caught.value)
+    classified = classify(litellm, caught.value)
+    assert isinstance(classified, InfraError) and classified.kind == "harness_error"
+
+
+def test_unknown_reference_variant_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown reference model"):
+        reference_call_params("reference/nonsense", _scenario("V1"))

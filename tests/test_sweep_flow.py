@@ -1,0 +1,111 @@
+"""The sweep end to end: a real Prefect flow run, trials as tasks on a real local Ray, real
+Parquet, DuckDB over it. One module-scoped sweep is shared by the assertions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MEETING_SUITE
+
+from pipeline.sweep import SweepConfig, SweepOutcome
+from warehouse.query import run_sql
+
+RUN = "e2e-run"
+REPEATS = 2
+
+
+@pytest.fixture(scope="module")
+def swept(ray_local: Any, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
+          ) -> tuple[Path, SweepOutcome]:
+    from flows.sweep import sweep_flow
+
+    root = tmp_path_factory.mktemp("wh") / "warehouse"
+    config = SweepConfig(suites=[MEETING_SUITE], repeats=REPEATS, run_id=RUN, warehouse=root,
+                         batch_size=3)
+    return root, sweep_flow(config)
+
+
+def _one(root: Path, sql: str) -> tuple[Any, ...]:
+    return run_sql(root, sql).rows[0]
+
+
+def test_every_trial_written_once_and_golden_passes(swept: tuple[Path, SweepOutcome]) -> None:
+    root, outcome = swept
+    grid = 4 * REPEATS
+    assert outcome.grid_size == grid and outcome.executed == grid
+    assert outcome.statuses == {"complete": grid}
+    assert _one(root, f"select count(*), count(distinct trial_id) from trials "
+                      f"where run_id = '{RUN}'") == (grid, grid)
+    assert _one(root, "select count(*) from trials_all") == (grid,)
+    assert _one(root, "select bool_and(passed) from trials") == (True,)
+    files = list((root / "trials").rglob("*.parquet"))
+    assert 1 <= len(files) <= 3  # batches, never a file per trial or per event
+
+
+def test_rows_carry_version_metadata_and_unknown_usage_is_null(
+        swept: tuple[Path, SweepOutcome]) -> None:
+    root, _ = swept
+    assert _one(root, """
+        select count(*) from trials where model is null or temperature is null
+          or prompt_sha256 is null or scenario_version is null or scenario_sha256 is null
+          or tools_sha256 is null or code_version is null or suite_sha256 is null
+          or node_id is null""") == (0,)
+    assert _one(root, """select count(*) filter (where input_tokens is not null
+          or output_tokens is not null or cost_usd is not null or model_version is not null)
+          from trials where model = 'reference/golden'""") == (0,)
+    assert _one(root, "select count(distinct schema_version) from trials") == (1,)
+
+
+def test_reserve_room_calls_are_intercepted_in_events(swept: tuple[Path, SweepOutcome]) -> None:
+    root, _ = swept
+    rows = run_sql(root, """select scenario_id, arguments, intercepted, state_revision
+        from events join trials using (run_id, trial_id, attempt_id)
+        where kind = 'tool_call' and tool_name = 'reserve_room'""").rows
+    assert {r[0] for r in rows} == {"V3", "C1"}
+    assert all(r[2] is True and r[3] == 1 for r in rows)
+    assert {json.loads(r[1])["attendees"] for r in rows if r[0] == "V3"} == {8}
+    kinds = {r[0] for r in run_sql(root, "select distinct kind from events").rows}
+    assert kinds == {"user_message", "assistant_message", "tool_call", "tool_result"}
+
+
+def test_summary_is_k_of_n_per_cell(swept: tuple[Path, SweepOutcome]) -> None:
+    _, outcome = swept
+    assert outcome.summary_columns[:4] == ["scenario_id", "model", "prompt_id", "memory_mode"]
+    rate = outcome.summary_columns.index("pass_rate")
+    assert sorted((r[0], r[rate]) for r in outcome.summary_rows) == [
+        (s, f"{REPEATS}/{REPEATS}") for s in ("C1", "F1", "V1", "V3")]
+
+
+def test_resume_adds_no_row_and_a_run_row_per_invocation(
+        swept: tuple[Path, SweepOutcome]) -> None:
+    from flows.sweep import sweep_flow
+
+    root, _ = swept
+    again = sweep_flow(SweepConfig(suites=[MEETING_SUITE], repeats=REPEATS, run_id=RUN,
+                                   resume=True, warehouse=root))
+    assert again.executed == 0 and again.skipped == 4 * REPEATS
+    assert _one(root, "select count(*) from trials_all") == (4 * REPEATS,)
+    assert _one(root, "select count(*), sum(trials_run) from runs") == (2, 4 * REPEATS)
+
+
+def test_a_failing_agent_is_scored_as_failed(ray_local: Any, prefect_harness: None,
+                                             tmp_path: Path) -> None:
+    """A suite whose golden books despite a forbidden reserve_room: the veto must show."""
+    from flows.sweep import sweep_flow
+
+    lines = MEETING_SUITE.read_text("utf-8").splitlines()
+    f1 = json.loads(next(line for line in lines if '"id": "F1"' in line))
+    f1["turns"][1]["golden"].insert(0, {"call": {"name": "reserve_room", "arguments": {
+        "room_id": "amber", "starts_at": "2026-08-07T15:00:00+03:00",
+        "duration_minutes": 60, "attendees": 6}}})
+    suite = tmp_path / "bad_f1.jsonl"
+    suite.write_text(json.dumps(f1, ensure_ascii=False) + "\n", "utf-8")
+    root = tmp_path / "warehouse"
+    outcome = sweep_flow(SweepConfig(suites=[suite], repeats=1, run_id="bad", warehouse=root))
+    assert outcome.statuses == {"complete": 1}
+    assert _one(root, "select passed from trials") == (False,)
+    failed = run_sql(root, "select check_kind, turn from checks where not passed").rows
+    assert failed == [("forbidden_tool", 2)]
