@@ -1,22 +1,28 @@
-"""The built-in agent under test: system prompt + a model + the domain's tools.
+"""The built-in agent under test: system prompt + a model + the domain's tools + a memory mode.
 
-Memory mode ``chat``: the model sees the system prompt and the whole history. Each user turn
-runs model steps until the model answers without tool calls, at most ``step_limit`` steps. Every
-tool call goes through the trial's sandbox. The agent does no scoring and no I/O of its own.
+Each user turn: (1) the memory folds in the user's message (one model call in summary and
+structured modes; in structured mode the new state is validated and committed before anything
+else happens); (2) the planner runs model steps until it answers without tool calls, at most
+``step_limit`` steps. Every tool call goes through the memory's gate and then the trial's
+sandbox. The agent does no scoring and no I/O of its own.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import AgentError
-from pipeline.llm import ModelClient, ModelReply
+from pipeline.llm import ModelClient, ModelReply, ToolCallRequest
+from pipeline.memory import ChatMemory, Memory
 from pipeline.redact import redact, redact_optional
 from pipeline.sandbox import Sandbox
 from pipeline.trace import Trace
+
+BLOCKED = "blocked: "
+"""Prefix of the tool_error of a call the memory gate refused (it never reached the sandbox)."""
 
 
 @dataclass
@@ -26,25 +32,44 @@ class Agent:
     tools: list[dict[str, Any]]
     sandbox: Sandbox
     step_limit: int = 8
+    memory: Memory = field(default_factory=ChatMemory)
 
     def run(self, user_turns: Sequence[str], trace: Trace) -> None:
         """Play the user turns in order, appending every event to ``trace``.
 
         Raises AgentError (counts against the agent) or InfraError (trial stays incomplete).
         """
-        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
+        history: list[dict[str, Any]] = []
         for turn, text in enumerate(user_turns, start=1):
-            messages.append({"role": "user", "content": text})
-            trace.add(turn, 0, "user_message", content=redact(text))
+            before = self.memory.snapshot()
+            event = trace.add(turn, 0, "user_message", content=redact(text),
+                              active_state_before=redact_optional(before))
             trace.turns_played = turn
-            self._play_turn(turn, messages, trace)
+            reply = self.memory.update(turn, text, history, self.model)
+            after = self.memory.snapshot()
+            event.active_state_after = redact_optional(after)
+            if reply is not None:
+                trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
+                                reply.model_version)
+                trace.add(turn, 0, "memory_update", content=redact_optional(after),
+                          state_revision=self.memory.revision, input_tokens=reply.input_tokens,
+                          output_tokens=reply.output_tokens, latency_ms=reply.latency_ms)
+            history.append({"role": "user", "content": text})
+            self._play_turn(turn, history, trace)
 
-    def _play_turn(self, turn: int, messages: list[dict[str, Any]], trace: Trace) -> None:
+    def _system(self) -> dict[str, Any]:
+        note = self.memory.planner_note()
+        content = self.system_prompt if note is None else f"{self.system_prompt}\n\n{note}"
+        return {"role": "system", "content": content}
+
+    def _play_turn(self, turn: int, history: list[dict[str, Any]], trace: Trace) -> None:
         for step in range(self.step_limit):
-            reply = self.model.complete(messages, self.tools)
+            planned_revision = self.memory.revision
+            reply = self.model.complete([self._system(), *history], self.tools,
+                                        purpose="planner", turn=turn)
             trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
                             reply.model_version)
-            messages.append(reply.assistant_message())
+            history.append(reply.assistant_message())
             self._record_reply(turn, step, reply, trace)
             if not reply.tool_calls:
                 if not (reply.content or "").strip():
@@ -52,17 +77,29 @@ class Agent:
                                      f"turn {turn} step {step}: no text and no tool call")
                 return
             for call in reply.tool_calls:
-                outcome = self.sandbox.call(call.name, call.arguments)
-                result_json = json.dumps(outcome.result, ensure_ascii=False, sort_keys=True)
-                trace.add(turn, step, "tool_call", tool_name=call.name, tool_call_id=call.id,
-                          arguments=redact(call.arguments), intercepted=outcome.intercepted,
-                          state_revision=outcome.state_revision, tool_error=outcome.error)
-                trace.add(turn, step, "tool_result", tool_name=call.name, tool_call_id=call.id,
-                          result=redact(result_json), tool_error=outcome.error)
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": result_json})
+                history.append(self._call_tool(turn, step, call, planned_revision, trace))
         raise AgentError("step_limit", f"turn {turn}: no final reply within "
                                        f"{self.step_limit} steps")
+
+    def _call_tool(self, turn: int, step: int, call: ToolCallRequest, planned_revision: int,
+                   trace: Trace) -> dict[str, Any]:
+        spec = self.sandbox.domain.tool(call.name)
+        kind = spec.kind if spec is not None else "read"
+        decision = self.memory.gate(call.name, kind, planned_revision)
+        if decision.allowed:
+            outcome = self.sandbox.call(call.name, call.arguments)
+            result, error = outcome.result, outcome.error
+            intercepted, revision = outcome.intercepted, outcome.state_revision
+        else:  # dropped before any effect; the planner sees why and plans again
+            error = f"{BLOCKED}{decision.reason}"
+            result, intercepted, revision = {"error": error}, False, self.sandbox.revision
+        result_json = json.dumps(result, ensure_ascii=False, sort_keys=True)
+        trace.add(turn, step, "tool_call", tool_name=call.name, tool_call_id=call.id,
+                  arguments=redact(call.arguments), intercepted=intercepted,
+                  state_revision=revision, tool_error=error)
+        trace.add(turn, step, "tool_result", tool_name=call.name, tool_call_id=call.id,
+                  result=redact(result_json), tool_error=error)
+        return {"role": "tool", "tool_call_id": call.id, "content": result_json}
 
     @staticmethod
     def _record_reply(turn: int, step: int, reply: ModelReply, trace: Trace) -> None:

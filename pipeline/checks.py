@@ -1,6 +1,9 @@
-"""Checks: a pure function of (trace events, scenario). Re-runnable offline from the warehouse.
+"""Checks: a pure function of (trace events, scenario, memory mode). Re-runnable offline.
 
-What the agent did comes from the tool-call events (the journal), never from its words.
+What the agent did comes from the tool-call events (the journal), never from its words. Every
+check feeds one of the five scores of seed 000: State, Invalidation, Function, Arguments,
+Response. ``pipeline.scoring`` turns check results into scores, the veto and the first
+violation.
 """
 
 from __future__ import annotations
@@ -11,10 +14,24 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pipeline.catalog import ArgumentConstraint, FinalValue, ForbiddenTool, Scenario
+from pipeline.catalog.models import FreshCall, RequiredTool, Turn
 from pipeline.trace import Event
 
-CheckKind = Literal["forbidden_tool", "argument_constraint", "final_value", "trajectory"]
-CHECKS_VERSION = 1
+CheckKind = Literal[
+    "forbidden_tool", "required_tool", "argument_constraint", "final_value", "fresh_call",
+    "trajectory", "state_value", "summary_term", "said_vs_done", "clarification",
+    "response_phrase",
+]
+ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
+SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
+VIOLATION_ORDER: tuple[ScoreName, ...] = (
+    "state", "function", "arguments", "response", "invalidation"
+)
+"""Tie-break of violations at one (turn, step): the memory update precedes the planner; an
+invalidation failure is an omission seen only at the reply, so what the reply itself did wrong
+ranks before it."""
+CHECKS_VERSION = 2
+BLOCKED = "blocked: "  # tool_error prefix of a call the memory gate dropped (pipeline.agent)
 
 
 @dataclass(frozen=True)
@@ -25,6 +42,7 @@ class CheckResult:
     turn: int | None
     step: int | None
     detail: str
+    score: ScoreName | None = None
 
 
 @dataclass(frozen=True)
@@ -36,40 +54,57 @@ class Call:
     """Parsed arguments; None when the model sent something that is not a JSON object."""
 
 
-def calls_of(events: Sequence[Event]) -> list[Call]:
-    calls = []
-    for event in events:
-        if event.kind != "tool_call" or event.tool_name is None:
-            continue
-        try:
-            parsed = json.loads(event.arguments or "{}")
-        except json.JSONDecodeError:
-            parsed = None
-        calls.append(Call(event.turn, event.step, event.tool_name,
-                          parsed if isinstance(parsed, dict) else None))
-    return calls
+def _parse(arguments: str | None) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
-def score(events: Sequence[Event], scenario: Scenario) -> list[CheckResult]:
-    calls = calls_of(events)
-    expectations = scenario.expectations
-    results = [_forbidden(rule, calls) for rule in expectations.forbidden_tools]
-    results += [_argument(rule, calls) for rule in expectations.argument_constraints]
-    results += [_final(rule, calls) for rule in expectations.final_values]
-    return results
+def calls_of(events: Sequence[Event], include_blocked: bool = False) -> list[Call]:
+    """Tool calls in order; calls the memory gate blocked never ran, so are left out."""
+    return [
+        Call(e.turn, e.step, e.tool_name, _parse(e.arguments))
+        for e in events
+        if e.kind == "tool_call" and e.tool_name is not None
+        and (include_blocked or not (e.tool_error or "").startswith(BLOCKED))
+    ]
 
 
-def _forbidden(rule: ForbiddenTool, calls: list[Call]) -> CheckResult:
+def last_turn(events: Sequence[Event]) -> int:
+    return max((e.turn for e in events), default=0)
+
+
+# --- Function -----------------------------------------------------------------------------
+
+def forbidden_check(rule: ForbiddenTool, calls: list[Call]) -> CheckResult:
     check_id = f"forbidden_tool:{rule.tool}@{rule.from_turn}"
     for call in calls:
         if call.name == rule.tool and call.turn >= rule.from_turn:
             return CheckResult(check_id, "forbidden_tool", False, call.turn, call.step,
-                               f"{rule.tool} called at turn {call.turn} step {call.step}")
+                               f"{rule.tool} called at turn {call.turn} step {call.step}",
+                               "function")
     return CheckResult(check_id, "forbidden_tool", True, None, None,
-                       f"no {rule.tool} call from turn {rule.from_turn}")
+                       f"no {rule.tool} call from turn {rule.from_turn}", "function")
 
 
-def _argument(rule: ArgumentConstraint, calls: list[Call]) -> CheckResult:
+def required_check(rule: RequiredTool, calls: list[Call], turns: int) -> CheckResult:
+    where = f"@{rule.turn}" if rule.turn is not None else ""
+    check_id = f"required_tool:{rule.tool}{where}"
+    found = any(c.name == rule.tool and (rule.turn is None or c.turn == rule.turn)
+                for c in calls)
+    if found:
+        return CheckResult(check_id, "required_tool", True, None, None,
+                           f"{rule.tool} called", "function")
+    return CheckResult(check_id, "required_tool", False, rule.turn or turns, None,
+                       f"{rule.tool} never called{' at turn ' + str(rule.turn) if where else ''}",
+                       "function")
+
+
+# --- Arguments ----------------------------------------------------------------------------
+
+def argument_check(rule: ArgumentConstraint, calls: list[Call]) -> CheckResult:
     until = rule.until_turn
     span = f"{rule.from_turn}..{until if until is not None else ''}"
     target = rule.tool or "*"
@@ -84,24 +119,203 @@ def _argument(rule: ArgumentConstraint, calls: list[Call]) -> CheckResult:
             continue
         seen += 1
         value = call.arguments[rule.argument]
-        if value != rule.equals:
+        if not _equal(value, rule.equals):
             return CheckResult(check_id, "argument_constraint", False, call.turn, call.step,
                                f"{call.name}.{rule.argument}={json.dumps(value)} at turn "
-                               f"{call.turn} step {call.step}, expected {json.dumps(rule.equals)}")
+                               f"{call.turn} step {call.step}, expected {json.dumps(rule.equals)}",
+                               "arguments")
     return CheckResult(check_id, "argument_constraint", True, None, None,
-                       f"{seen} call(s) passed {rule.argument}={json.dumps(rule.equals)}")
+                       f"{seen} call(s) passed {rule.argument}={json.dumps(rule.equals)}",
+                       "arguments")
 
 
-def _final(rule: FinalValue, calls: list[Call]) -> CheckResult:
+def final_check(rule: FinalValue, calls: list[Call], turns: int) -> CheckResult:
+    """Violations of a final value are placed at the end of the dialog (its last turn)."""
     check_id = f"final:{rule.tool}.{rule.argument}={json.dumps(rule.equals)}"
     last = next((c for c in reversed(calls) if c.name == rule.tool), None)
     if last is None:
-        return CheckResult(check_id, "final_value", False, None, None,
-                           f"no {rule.tool} call at all")
+        return CheckResult(check_id, "final_value", False, turns, None,
+                           f"no {rule.tool} call at all", "arguments")
     value = (last.arguments or {}).get(rule.argument)
-    if value != rule.equals:
-        return CheckResult(check_id, "final_value", False, last.turn, last.step,
-                           f"last {rule.tool}.{rule.argument}={json.dumps(value)}, "
-                           f"expected {json.dumps(rule.equals)}")
+    if not _equal(value, rule.equals):
+        return CheckResult(check_id, "final_value", False, turns, None,
+                           f"last {rule.tool}.{rule.argument}={json.dumps(value)} (turn "
+                           f"{last.turn}), expected {json.dumps(rule.equals)}", "arguments")
     return CheckResult(check_id, "final_value", True, None, None,
-                       f"last {rule.tool}.{rule.argument}={json.dumps(value)}")
+                       f"last {rule.tool}.{rule.argument}={json.dumps(value)}", "arguments")
+
+
+def _equal(actual: Any, expected: Any) -> bool:
+    """Equality, with lists compared as sets (feature lists carry no order)."""
+    if isinstance(actual, list) and isinstance(expected, list):
+        try:
+            return sorted(map(json.dumps, actual)) == sorted(map(json.dumps, expected))
+        except TypeError:
+            return actual == expected
+    return bool(actual == expected)
+
+
+# --- Invalidation -------------------------------------------------------------------------
+
+def fresh_call_check(rule: FreshCall, calls: list[Call], events: Sequence[Event]) -> CheckResult:
+    check_id = f"fresh_call:{rule.tool}@{rule.turn}"
+    for call in calls:
+        if call.turn == rule.turn and call.name == rule.tool and all(
+                _equal((call.arguments or {}).get(k), v) for k, v in rule.arguments.items()):
+            return CheckResult(check_id, "fresh_call", True, None, None,
+                               f"{rule.tool} called again at turn {rule.turn}", "invalidation")
+    reply_step = max((e.step for e in events if e.turn == rule.turn
+                      and e.kind == "assistant_message"), default=None)
+    return CheckResult(check_id, "fresh_call", False, rule.turn, reply_step,
+                       f"turn {rule.turn} answered without a new {rule.tool} with "
+                       f"{json.dumps(rule.arguments, ensure_ascii=False)}: stale results reused",
+                       "invalidation")
+
+
+# --- State (memory) -----------------------------------------------------------------------
+
+IGNORED_STATE_KEYS = frozenset({"revision", "superseded", "status"})
+
+
+def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            if not prefix and key in IGNORED_STATE_KEYS:
+                continue
+            out.extend(_leaves(item, f"{prefix}{key}."))
+        return out
+    return [(prefix.rstrip("."), value)]
+
+
+def _lookup(state: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(state, dict) or part not in state:
+            return None
+        state = state[part]
+    return state
+
+
+def memory_after(events: Sequence[Event]) -> dict[int, str | None]:
+    return {e.turn: e.active_state_after for e in events if e.kind == "user_message"}
+
+
+def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[CheckResult]:
+    if turn.state is None:
+        return []
+    try:
+        actual = json.loads(actual_json) if actual_json else None
+    except json.JSONDecodeError:
+        actual = None
+    results = []
+    for path, expected in _leaves(turn.state):
+        value = _lookup(actual, path)
+        ok = _equal(value, expected)
+        detail = (f"{path}={json.dumps(value, ensure_ascii=False)}"
+                  + ("" if ok else f", expected {json.dumps(expected, ensure_ascii=False)}"))
+        results.append(CheckResult(f"state:{path}@{turn_no}", "state_value", ok,
+                                   None if ok else turn_no, None if ok else 0, detail, "state"))
+    return results
+
+
+def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
+    text = (summary or "").casefold()
+    results = []
+    for phrase in turn.summary_requires:
+        ok = phrase.casefold() in text
+        results.append(CheckResult(f"summary:requires:{phrase}@{turn_no}", "summary_term", ok,
+                                   None if ok else turn_no, None if ok else 0,
+                                   f"summary {'keeps' if ok else 'lost'} {phrase!r}", "state"))
+    for phrase in turn.summary_forbids:
+        ok = phrase.casefold() not in text
+        results.append(CheckResult(f"summary:forbids:{phrase}@{turn_no}", "summary_term", ok,
+                                   None if ok else turn_no, None if ok else 0,
+                                   f"summary {'has no' if ok else 'still has'} {phrase!r}",
+                                   "state"))
+    return results
+
+
+# --- Response -----------------------------------------------------------------------------
+
+def clarification_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
+                        ) -> CheckResult | None:
+    if turn.clarification == "allowed":
+        return None
+    step, text = reply if reply is not None else (None, "")
+    asks = "?" in text
+    ok = asks if turn.clarification == "required" else not asks
+    what = "asked" if asks else "did not ask"
+    return CheckResult(f"clarification:{turn.clarification}@{turn_no}", "clarification", ok,
+                       None if ok else turn_no, None if ok else step,
+                       f"reply {what} a question ({turn.clarification})", "response")
+
+
+def phrase_checks(turn_no: int, turn: Turn, reply: tuple[int, str] | None) -> list[CheckResult]:
+    step, text = reply if reply is not None else (None, "")
+    results = []
+    for phrase in turn.response_forbids:
+        ok = phrase.casefold() not in text.casefold()
+        results.append(CheckResult(f"response:forbids:{phrase}@{turn_no}", "response_phrase",
+                                   ok, None if ok else turn_no, None if ok else step,
+                                   f"reply {'does not claim' if ok else 'claims'} {phrase!r}",
+                                   "response"))
+    return results
+
+
+def said_vs_done_check(events: Sequence[Event], calls: list[Call], domain: str) -> CheckResult:
+    from pipeline.response import DEFAULT_CLAIMS, final_replies, said_vs_done
+
+    replies = [(r.turn, r.step, r.text) for r in final_replies(events)]
+    accepted = [c for c, e in zip(calls, _call_events(events), strict=True)
+                if e.tool_error is None]
+    violations = said_vs_done(replies, accepted, DEFAULT_CLAIMS.get(domain, ()))
+    if not violations:
+        return CheckResult("said_vs_done", "said_vs_done", True, None, None,
+                           f"{len(replies)} replies agree with the journal", "response")
+    first = violations[0]
+    return CheckResult("said_vs_done", "said_vs_done", False, first.turn, first.step,
+                       f"{first.kind} {first.tool}: {first.clause!r}", "response")
+
+
+def _call_events(events: Sequence[Event]) -> list[Event]:
+    return [e for e in events if e.kind == "tool_call" and e.tool_name is not None
+            and not (e.tool_error or "").startswith(BLOCKED)]
+
+
+def _reply_of_turn(events: Sequence[Event]) -> dict[int, tuple[int, str]]:
+    replies: dict[int, tuple[int, str]] = {}
+    for event in events:
+        if event.kind == "assistant_message" and (event.content or "").strip():
+            replies[event.turn] = (event.step, event.content or "")
+    return replies
+
+
+# --- all together -------------------------------------------------------------------------
+
+def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
+          ) -> list[CheckResult]:
+    from pipeline.trajectory import trajectory_check
+
+    calls = calls_of(events)
+    turns = max(last_turn(events), len(scenario.turns))
+    rules = scenario.expectations
+    results = [forbidden_check(r, calls) for r in rules.forbidden_tools]
+    results += [required_check(r, calls, turns) for r in rules.required_tools]
+    if rules.trajectory is not None:
+        results.append(trajectory_check(rules.trajectory, calls))
+    results += [argument_check(r, calls) for r in rules.argument_constraints]
+    results += [final_check(r, calls, turns) for r in rules.final_values]
+    results += [fresh_call_check(r, calls, events) for r in rules.fresh_calls]
+    memory = memory_after(events)
+    replies = _reply_of_turn(events)
+    for number, turn in enumerate(scenario.turns, start=1):
+        if memory_mode == "structured":
+            results += state_checks(number, turn, memory.get(number))
+        elif memory_mode == "summary":
+            results += summary_checks(number, turn, memory.get(number))
+        clarification = clarification_check(number, turn, replies.get(number))
+        if clarification is not None:
+            results.append(clarification)
+        results += phrase_checks(number, turn, replies.get(number))
+    results.append(said_vs_done_check(events, calls, scenario.domain))
+    return results

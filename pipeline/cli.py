@@ -17,7 +17,7 @@ from pipeline import hygiene
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 EXIT_BAD_INPUT = 2
@@ -33,34 +33,52 @@ def run(
     prompt: Annotated[list[str] | None, typer.Option(
         "--prompt", help="Prompt name in the domain's prompts/; repeatable.")] = None,
     memory_mode: Annotated[list[str] | None, typer.Option(
-        "--memory-mode", help="chat (more modes to come); repeatable.")] = None,
-    repeats: Annotated[int, typer.Option(min=1, help="Repeats per grid cell.")] = 3,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+        "--memory-mode", help="chat, summary or structured; repeatable. Default: all three."
+    )] = None,
+    repeats: Annotated[int | None, typer.Option(
+        min=1, help="Repeats per grid cell.  [default: 3]")] = None,
+    temperature: Annotated[float | None, typer.Option(
+        help="Sampling temperature.  [default: 0.0]")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Default: generated.")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="With --run-id: run only trials without a final row.")] = False,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
-    max_in_flight: Annotated[int, typer.Option(min=1)] = 64,
+    max_in_flight: Annotated[int | None, typer.Option(min=1, help="[default: 64]")] = None,
+    spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
+        "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.catalog import CatalogError
     from pipeline.sweep import SweepConfig, load_plan_suites
     from warehouse.writer import WarehouseError, validate_run_id
 
-    if resume and not run_id:
+    if resume and not run_id and spec is None:
         _fail("--resume needs --run-id")
+    grid_options = (suite, model, prompt, memory_mode, temperature, max_in_flight)
+    if spec is not None and any(v not in (None, []) for v in grid_options):
+        _fail("--spec: set suites, models, prompts, memory modes, temperature and max in flight "
+              "in the spec (only --run-id, --resume, --ray-address, --repeats override it)")
     config_args: dict[str, Any] = {
-        "suites": suite or [], "repeats": repeats, "temperature": temperature,
-        "resume": resume, "ray_address": ray_address, "max_in_flight": max_in_flight,
+        "suites": suite or [], "resume": resume, "ray_address": ray_address,
         "warehouse": hygiene.warehouse_root(),
     }
     for key, value in (("models", model), ("prompts", prompt), ("memory_modes", memory_mode),
-                       ("run_id", run_id)):
-        if value:
+                       ("run_id", run_id), ("repeats", repeats), ("temperature", temperature),
+                       ("max_in_flight", max_in_flight)):
+        if value not in (None, []):
             config_args[key] = value
     try:
-        config = SweepConfig(**config_args)
+        if spec is not None:
+            from pipeline.spec import load_spec
+
+            config = load_spec(spec, hygiene.warehouse_root(), {
+                "run_id": run_id, "resume": resume or None, "ray_address": ray_address,
+                "repeats": repeats})
+            if config.resume and "run_id" not in config.model_fields_set:
+                _fail("--resume needs --run-id (or run_id in the spec)")
+        else:
+            config = SweepConfig(**config_args)
         validate_run_id(config.run_id)
         load_plan_suites(config)  # bad input fails here, before anything starts
     except (CatalogError, WarehouseError, ValueError) as exc:
@@ -98,6 +116,26 @@ def sql(
     except duckdb.Error as exc:
         _fail(f"SQL error: {exc}")
     _print_rows(result.columns, result.rows, output_format)
+
+
+REPORTS = ("summary", "matrix", "first_violations")
+
+
+@app.command()
+def report(
+    name: Annotated[str, typer.Argument(help="summary, matrix or first_violations")],
+    run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
+    output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+) -> None:
+    """Print a named report (a .sql file in warehouse/sql/) for one run."""
+    from warehouse.query import run_named
+
+    if name not in REPORTS:
+        _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
+    if output_format not in ("table", "csv", "json"):
+        _fail(f"--format: expected table, csv or json, got {output_format!r}")
+    result = run_named(hygiene.warehouse_root(), name, {"run_id": run_id})
+    _print_rows(result.columns, result.rows, output_format, title=f"{name}, run {run_id}")
 
 
 @app.command()
@@ -165,6 +203,51 @@ def reference_server(
     console.print("stopped")
 
 
+@app.command(name="verify-suite")
+def verify_suite(
+    suite: Annotated[list[Path] | None, typer.Option(
+        "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
+    memory_mode: Annotated[list[str] | None, typer.Option(
+        "--memory-mode", help="Default: chat, summary, structured.")] = None,
+) -> None:
+    """Prove the checks: golden passes, each mutant is caught by its declared check."""
+    from pipeline.catalog import CatalogError, bundled_suites, load_suites
+    from pipeline.grid import MEMORY_MODES
+    from pipeline.verify import verify
+
+    modes = memory_mode or list(MEMORY_MODES)
+    unknown = set(modes) - set(MEMORY_MODES)
+    if unknown:
+        _fail(f"--memory-mode: unknown {sorted(unknown)}")
+    try:
+        suites = load_suites(suite or bundled_suites())
+    except CatalogError as exc:
+        _fail(str(exc))
+    cells = verify(suites, modes)  # type: ignore[arg-type]
+    models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
+    table = Table(title="mutation verification: scenario x mode x reference model")
+    table.add_column("scenario / mode")
+    for model in models:
+        table.add_column(model.removeprefix("reference/"), overflow="fold")
+    keys = sorted({(c.scenario_id, c.mode) for c in cells})
+    by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
+    for scenario_id, mode in keys:
+        row = []
+        for model in models:
+            cell = by_key[(scenario_id, mode, model)]
+            style = "green" if cell.ok else "bold red"
+            row.append(f"[{style}]{cell.label()}[/]")
+        table.add_row(f"{scenario_id} / {mode}", *row)
+    console.print(table)
+    bad = [c for c in cells if not c.ok]
+    console.print(f"{len(cells)} cells, {len(bad)} wrong")
+    if bad:
+        for cell in bad:
+            err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
+                              markup=False)
+        raise typer.Exit(1)
+
+
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,
                 title: str | None = None) -> None:
     if output_format == "csv":
@@ -186,7 +269,7 @@ def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: 
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"error: {message}", markup=False, highlight=False)
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 InfraErrorKind = Literal[
     "rate_limit", "timeout", "connection", "server_error", "overloaded", "harness_error"
 ]
-AgentErrorKind = Literal["empty_response", "step_limit"]
+AgentErrorKind = Literal["empty_response", "step_limit", "invalid_memory"]
 
 
 class InfraError(Exception):
@@ -23,6 +23,7 @@ class InfraError(Exception):
 class AgentError(Exception):
     """The agent produced something unusable; counts against the agent, never retried."""
 
-    def __init__(self, kind: AgentErrorKind, message: str) -> None:
+    def __init__(self, kind: AgentErrorKind, message: str, turn: int | None = None) -> None:
         super().__init__(message)
         self.kind: AgentErrorKind = kind
+        self.turn = turn

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pipeline.errors import InfraError, InfraErrorKind
 from pipeline.grid import ModelConfig
-from pipeline.models.reference import REFERENCE_ERROR_MARK
+from pipeline.models.reference import CALL_TAG_KEY, REFERENCE_ERROR_MARK
 from pipeline.redact import redact
 
 
@@ -45,9 +48,14 @@ class ModelReply:
         return message
 
 
+CallPurpose = Literal["planner", "summary", "state"]
+# CALL_TAG_KEY: the call tag (purpose, turn) goes in LiteLLM ``metadata`` and, for the
+# reference server, in the request body. Real providers ignore it; reference models answer by it.
+
+
 class ModelClient(Protocol):
-    def complete(self, messages: list[dict[str, Any]],
-                 tools: list[dict[str, Any]] | None) -> ModelReply: ...
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0) -> ModelReply: ...
 
 
 _litellm: Any = None
@@ -76,25 +84,52 @@ class LiteLLMClient:
     call_params: dict[str, Any] = field(default_factory=dict)
     """Per-call options (api_base, metadata for reference models, timeout...)."""
 
-    def complete(self, messages: list[dict[str, Any]],
-                 tools: list[dict[str, Any]] | None) -> ModelReply:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0) -> ModelReply:
         litellm = litellm_module()
         kwargs: dict[str, Any] = {**self.model.generation_params(), **self.call_params}
+        tag = {"purpose": purpose, "turn": turn}
+        kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
+        if "extra_body" in kwargs:
+            kwargs["extra_body"] = {**kwargs["extra_body"], CALL_TAG_KEY: tag}
         if tools:
             kwargs["tools"] = tools
-        started = time.perf_counter()
-        try:
-            response = litellm.completion(model=self.model.name, messages=messages,
-                                          num_retries=0, **kwargs)
-        except Exception as exc:  # classified below; anything unknown re-raises
-            raise classify(litellm, exc) from exc
-        latency_ms = (time.perf_counter() - started) * 1000
+        with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
+            started = time.perf_counter()
+            try:
+                response = litellm.completion(model=self.model.name, messages=messages,
+                                              num_retries=0, **kwargs)
+            except Exception as exc:  # classified below; anything unknown re-raises
+                raise classify(litellm, exc) from exc
+            latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
+
+
+ModelCallGuard = Callable[[str], AbstractContextManager[object]]
+"""Given a model name, a context held around one model call: it may wait (a concurrency
+limit), raise InfraError (an injected fault) and sees the classified error of the call."""
+
+_call_guard: ContextVar[ModelCallGuard | None] = ContextVar("model_call_guard", default=None)
+
+
+@contextmanager
+def model_call_guard(guard: ModelCallGuard | None) -> Iterator[None]:
+    """Route every model call made in this context (thread) through ``guard``."""
+    token = _call_guard.set(guard)
+    try:
+        yield
+    finally:
+        _call_guard.reset(token)
+
+
+def _guarded(model: str) -> AbstractContextManager[object]:
+    guard = _call_guard.get()
+    return nullcontext() if guard is None else guard(model)
 
 
 def classify(litellm: Any, exc: Exception) -> Exception:
     """Map a LiteLLM exception to InfraError; other exceptions are returned unchanged."""
-    message = redact(f"{type(exc).__name__}: {exc}")[:2000]
+    message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
     table: list[tuple[InfraErrorKind, Any]] = [
         ("rate_limit", litellm.RateLimitError),
         ("timeout", litellm.Timeout),
@@ -130,6 +165,11 @@ def _connection_failed(exc: BaseException) -> bool:
             return not isinstance(seen, openai.APITimeoutError)
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def first_line(text: str) -> str:
+    """LiteLLM appends tracebacks and bug-report links to messages; keep the message."""
+    return text.strip().split("\n", 1)[0]
 
 
 def _retry_after(exc: Exception) -> float | None:

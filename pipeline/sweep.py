@@ -16,8 +16,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.catalog import Suite, bundled_suites, load_suites
-from pipeline.grid import DEFAULT_MODEL, MemoryMode, ModelConfig, TrialSpec, expand, grid_size
+from pipeline.grid import (
+    DEFAULT_MODEL,
+    MEMORY_MODES,
+    MemoryMode,
+    ModelConfig,
+    TrialSpec,
+    expand,
+    grid_size,
+)
 from pipeline.redact import redact
+from pipeline.retry import RetryPolicy
+from pipeline.settings import ModelSettings
 from pipeline.trial import RunContext, TrialResult
 from pipeline.version import code_version
 from warehouse.query import run_named, run_sql
@@ -37,7 +47,7 @@ class SweepConfig(BaseModel):
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
     temperature: float = 0.0
     prompts: list[str] = Field(default_factory=lambda: ["default"])
-    memory_modes: list[MemoryMode] = Field(default_factory=lambda: ["chat"])
+    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
     repeats: int = Field(default=3, ge=1)
     step_limit: int = Field(default=8, ge=1)
     run_id: str = Field(default_factory=new_run_id)
@@ -45,6 +55,10 @@ class SweepConfig(BaseModel):
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
     batch_size: int = Field(default=500, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    model_settings: list[ModelSettings] = Field(
+        default_factory=list, description="Per-model settings from a sweep spec, in the order "
+        "of models; empty = defaults. Concurrency and faults are for the executor.")
     warehouse: Path
 
     def model_configs(self) -> list[ModelConfig]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-EventKind = Literal["user_message", "assistant_message", "tool_call", "tool_result"]
+EventKind = Literal[
+    "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
+]
 
 
 @dataclass

@@ -140,9 +140,10 @@ def trajectory_check(rule: TrajectoryRule, calls: Iterable[Call]) -> CheckResult
     violation = result.violation
     if violation is None:
         return CheckResult(check_id, "trajectory", True, None, None,
-                           f"{rule.create_tool} once, as confirmed: {_json(result.created)}")
+                           f"{rule.create_tool} once, as confirmed: {_json(result.created)}",
+                           "function")
     return CheckResult(check_id, "trajectory", False, violation.turn, violation.step,
-                       f"{violation.code}: {violation.detail}")
+                       f"{violation.code}: {violation.detail}", "function")
 
 
 def _at(code: ViolationCode, call: Call, detail: str) -> Violation:

@@ -19,9 +19,11 @@ from pipeline.errors import AgentError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import LiteLLMClient, ModelClient
+from pipeline.memory import memory_for
 from pipeline.models.reference import REFERENCE_PROVIDER, reference_call_params
 from pipeline.redact import redact
 from pipeline.sandbox import Sandbox
+from pipeline.scoring import TrialScores, summarize_trial
 from pipeline.trace import Trace
 
 
@@ -60,21 +62,32 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         tools=domain.openai_tools(),
         sandbox=sandbox,
         step_limit=spec.step_limit,
+        memory=memory_for(spec.memory_mode, domain),
     )
     trace = Trace()
     started = datetime.now(UTC)
     status, error_kind, error_message = "complete", None, None
+    memory_error: AgentError | None = None
     try:
         agent.run([t.user for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind == "step_limit" else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
+        memory_error = exc if exc.kind == "invalid_memory" else None
     except InfraError as exc:
         status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
     finished = datetime.now(UTC)
-    checks = score(trace.events, spec.scenario) if status != "incomplete" else []
+    if status == "incomplete":
+        return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,
+                     started, finished, node_id)
+    checks = score(trace.events, spec.scenario, spec.memory_mode)
+    if memory_error is not None:  # the two-phase update refused the new memory: a State failure
+        checks.insert(0, CheckResult(f"memory:invalid@{memory_error.turn}", "state_value", False,
+                                     memory_error.turn, 0, redact(str(memory_error)), "state"))
+    scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode,
+                             memory_failed=error_kind == "invalid_memory")
     passed = _passed(status, checks)
-    return _rows(spec, ctx, trace, checks, status, passed, error_kind, error_message,
+    return _rows(spec, ctx, trace, checks, scores, status, passed, error_kind, error_message,
                  started, finished, node_id)
 
 
@@ -87,7 +100,7 @@ def _passed(status: str, checks: list[CheckResult]) -> bool | None:
 
 
 def _rows(spec: TrialSpec, ctx: RunContext, trace: Trace, checks: list[CheckResult],
-          status: str, passed: bool | None, error_kind: str | None,
+          scores: TrialScores | None, status: str, passed: bool | None, error_kind: str | None,
           error_message: str | None, started: datetime, finished: datetime,
           node_id: str | None) -> TrialResult:
     attempt_id = uuid.uuid4().hex
@@ -117,6 +130,7 @@ def _rows(spec: TrialSpec, ctx: RunContext, trace: Trace, checks: list[CheckResu
         "passed": passed,
         "error_kind": error_kind,
         "error_message": error_message,
+        **(scores.row() if scores is not None else {}),
         "turns": trace.turns_played,
         "model_calls": usage.model_calls,
         "tool_calls": len(trace.tool_calls()),
@@ -138,5 +152,5 @@ def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,
                     node_id: str | None = None) -> TrialResult:
     """The row for a trial whose execution crashed in our code or its worker died."""
     now = datetime.now(UTC)
-    return _rows(spec, ctx, Trace(), [], "incomplete", None, "harness_error",
+    return _rows(spec, ctx, Trace(), [], None, "incomplete", None, "harness_error",
                  redact(message)[:2000], now, now, node_id)

@@ -33,7 +33,7 @@ def test_replays_golden_tool_call_then_reply_through_litellm() -> None:
                  {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "{}"}]
     second = client.complete(messages, None)
     assert second.finish_reason == "stop"
-    assert second.content == golden_script(scenario)[0][1]["reply"]
+    assert second.content == golden_script(scenario)["turns"][0]["actions"][1]["reply"]
     messages += [second.assistant_message(), {"role": "user", "content": "u2"}]
     third = client.complete(messages, None)
     assert json.loads(third.tool_calls[0].arguments)["capacity"] == 6

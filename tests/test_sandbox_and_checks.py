@@ -61,7 +61,7 @@ def test_checks_catch_forbidden_tool_stale_argument_and_wrong_final_value() -> N
     stale = _trace([(1, "search_rooms", {"capacity": 12, "starts_at": at}),
                     (2, "search_rooms", {"capacity": 12, "starts_at": at})])
     kinds = sorted(c.check_kind for c in score(stale.events, v1) if not c.passed)
-    assert kinds == ["argument_constraint", "final_value"]
+    assert kinds == ["argument_constraint", "final_value", "fresh_call"]
 
     good = _trace([(1, "search_rooms", {"capacity": 12}), (2, "search_rooms", {"capacity": 6})])
     assert all(c.passed for c in score(good.events, v1))

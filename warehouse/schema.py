@@ -18,7 +18,9 @@ SCHEMA_VERSION = 1
 TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
 
-EVENT_KINDS = ("user_message", "assistant_message", "tool_call", "tool_result")
+EVENT_KINDS = (
+    "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
+)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,32 @@ TRIALS = Table(
         _c("error_kind", pa.string(), "Closed error kind when status is not complete.",
            nullable=True),
         _c("error_message", pa.string(), "Error text, secrets redacted.", nullable=True),
+        _c("score_state", pa.int8(), "1/0: active memory matches the latest intent; null when "
+           "not applicable (chat mode, or no expected state).", nullable=True),
+        _c("score_invalidation", pa.int8(), "1/0: results of superseded values were recomputed; "
+           "null when the scenario invalidates nothing.", nullable=True),
+        _c("score_function", pa.int8(), "1/0: the right operation, no forbidden one; null when "
+           "the scenario sets no function rule.", nullable=True),
+        _c("score_arguments", pa.int8(), "1/0: allowed calls use the current values; null when "
+           "the scenario sets no argument rule.", nullable=True),
+        _c("score_response", pa.int8(), "1/0: replies claim nothing the journal lacks and deny "
+           "nothing it has; clarification where (and only where) due.", nullable=True),
+        _c("vetoed", pa.bool_(), "A forbidden state-changing call failed the whole trial.",
+           nullable=True),
+        _c("first_violation_turn", pa.int32(), "Turn of the first violation.", nullable=True),
+        _c("first_violation_step", pa.int32(), "Step of the first violation.", nullable=True),
+        _c("first_violation_check", pa.string(), "check_id of the first violation.",
+           nullable=True),
+        _c("steps_to_correct_continuation", pa.int32(), "Model steps from the turning point "
+           "to the first step with no violation; null when no turning point.", nullable=True),
+        _c("repeated_searches", pa.int32(), "Read-tool calls repeating an earlier call's tool "
+           "and arguments exactly.", nullable=True),
+        _c("forbidden_calls_attempted", pa.int32(), "Calls of a tool in a span where it is "
+           "forbidden (blocked ones included).", nullable=True),
+        _c("clarification_questions", pa.int32(), "Replies that ask the user a question.",
+           nullable=True),
+        _c("failure_origin", pa.string(), "structured mode: memory (the state update was wrong) "
+           "or planner (wrong action after a correct update).", nullable=True),
         _c("turns", pa.int32(), "User turns played."),
         _c("model_calls", pa.int32(), "Model calls made."),
         _c("tool_calls", pa.int32(), "Tool calls made."),
@@ -137,7 +165,8 @@ EVENTS = Table(
         _c("seq", pa.int32(), "Order of the event within the trial, 0-based."),
         _c("turn", pa.int32(), "User turn, 1-based."),
         _c("step", pa.int32(), "Model step within the turn, 0-based."),
-        _c("kind", pa.string(), "user_message / assistant_message / tool_call / tool_result."),
+        _c("kind", pa.string(), "user_message / memory_update / assistant_message / tool_call "
+           "/ tool_result."),
         _c("content", pa.string(), "Message text, redacted.", nullable=True),
         _c("tool_name", pa.string(), "Tool name for tool events.", nullable=True),
         _c("tool_call_id", pa.string(), "Call id linking a tool call to its result.",
@@ -164,7 +193,9 @@ CHECKS = Table(
     (
         *_TRIAL_KEY,
         _c("check_id", pa.string(), "Check identifier, e.g. forbidden_tool:reserve_room@2."),
-        _c("check_kind", pa.string(), "forbidden_tool / argument_constraint / final_value."),
+        _c("check_kind", pa.string(), "Kind of check (pipeline.checks.CheckKind)."),
+        _c("score", pa.string(), "Which of the five scores the check feeds: state, "
+           "invalidation, function, arguments, response.", nullable=True),
         _c("passed", pa.bool_(), "Whether the check held."),
         _c("turn", pa.int32(), "Turn of the first violation, or null.", nullable=True),
         _c("step", pa.int32(), "Step of the first violation, or null.", nullable=True),
@@ -172,7 +203,29 @@ CHECKS = Table(
     ),
 )
 
-TABLES: dict[str, Table] = {t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS)}
+ATTEMPTS = Table(
+    "attempts",
+    "One row per execution attempt of a trial, retried ones included; the trials table holds "
+    "only the final attempt (joined on attempt_id).",
+    (
+        *_TRIAL_KEY,
+        _c("attempt", pa.int32(), "Attempt number of the trial within the run, 1-based; a resumed "
+           "run continues the count."),
+        _c("outcome", pa.string(), "The attempt's trial status: complete / agent_error / limit / "
+           "incomplete."),
+        _c("error_kind", pa.string(), "Closed error kind (pipeline.errors) when not complete.",
+           nullable=True),
+        _c("message", pa.string(), "Error text, secrets redacted.", nullable=True),
+        _c("node_id", pa.string(), "Ray node that ran the attempt; null when its worker died.",
+           nullable=True),
+        _c("started_at", _TS, "Attempt start."),
+        _c("finished_at", _TS, "Attempt end."),
+        _c("retry_delay_s", pa.float64(), "Backoff before the next attempt (Retry-After "
+           "honoured); null when the attempt was not retried.", nullable=True),
+    ),
+)
+
+TABLES: dict[str, Table] = {t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS)}
 
 
 def describe() -> dict[str, Any]:

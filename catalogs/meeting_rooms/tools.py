@@ -21,3 +21,18 @@ def search_rooms(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
 
 
 READ_TOOLS = {"search_rooms": search_rooms}
+
+
+def state_invariants(state: dict[str, Any]) -> list[str]:
+    """The seed's domain invariants over a structured state; each broken one as a message."""
+    broken = []
+    permissions = state.get("permissions", {})
+    constraints = state.get("constraints", {})
+    if state.get("goal") == "compare_rooms":
+        if permissions.get("reserve_room") is not False:
+            broken.append("goal compare_rooms requires permissions.reserve_room = false")
+        if constraints.get("limit") is None:
+            broken.append("goal compare_rooms requires constraints.limit")
+    if state.get("status") == "needs_clarification" and permissions.get("reserve_room"):
+        broken.append("status needs_clarification requires permissions.reserve_room = false")
+    return broken

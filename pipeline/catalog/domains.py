@@ -23,6 +23,7 @@ from pipeline.catalog.models import ToolCatalog, ToolSpec
 from pipeline.hashing import sha256_json, sha256_text
 
 ReadTool = Callable[[dict[str, Any], dict[str, Any]], Any]
+StateInvariants = Callable[[dict[str, Any]], list[str]]
 
 
 def catalogs_root() -> Path:
@@ -46,6 +47,10 @@ class Domain:
     seed_state: Mapping[str, Any]
     tools_sha256: str
     read_tools: Mapping[str, ReadTool]
+    state_schema: Mapping[str, Any] | None = None
+    """JSON Schema of the agent's structured state (structured memory mode)."""
+    state_invariants: StateInvariants | None = None
+    """Domain invariants over a structured state, beyond the schema."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -98,6 +103,7 @@ def load_domain(name: str) -> Domain:
     missing = {t.name for t in catalog.tools if t.kind == "read"} - set(read_tools)
     if missing:
         raise CatalogError(str(path / "tools.py"), None, "READ_TOOLS", f"missing {sorted(missing)}")
+    schema_path = path / "state.schema.json"
     return Domain(
         name=name,
         path=path,
@@ -105,4 +111,6 @@ def load_domain(name: str) -> Domain:
         seed_state=_read_json(path / "state.json"),
         tools_sha256=sha256_json(raw_tools),
         read_tools=read_tools,
+        state_schema=_read_json(schema_path) if schema_path.is_file() else None,
+        state_invariants=getattr(module, "state_invariants", None),
     )

@@ -121,6 +121,7 @@ def _check_against_domain(where: str, number: int, scenario: Scenario, domain: D
             if error is not None:
                 path = format_location([field, "arguments", *error.absolute_path])
                 raise CatalogError(where, number, path, _short(error.message))
+    _check_golden_states(where, number, scenario, domain)
     expectations = scenario.expectations
     named = [("forbidden_tools", r.tool) for r in expectations.forbidden_tools]
     named += [("final_values", r.tool) for r in expectations.final_values]
@@ -130,6 +131,23 @@ def _check_against_domain(where: str, number: int, scenario: Scenario, domain: D
         if domain.tool(tool) is None:
             raise CatalogError(where, number, f"expectations.{kind}",
                                f"unknown tool {tool!r} in domain {domain.name} (rule {index})")
+
+
+def _check_golden_states(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
+    for t, turn in enumerate(scenario.turns):
+        if turn.state is None:
+            continue
+        if domain.state_schema is None:
+            raise CatalogError(where, number, f"turns.{t}.state",
+                               f"domain {domain.name} has no state.schema.json")
+        error = best_match(Draft202012Validator(dict(domain.state_schema)).iter_errors(
+            turn.state))
+        if error is not None:
+            path = format_location([f"turns.{t}.state", *error.absolute_path])
+            raise CatalogError(where, number, path, _short(error.message))
+        broken = domain.state_invariants(dict(turn.state)) if domain.state_invariants else []
+        if broken:
+            raise CatalogError(where, number, f"turns.{t}.state", f"invariant: {broken[0]}")
 
 
 def _short(message: str, limit: int = 200) -> str:

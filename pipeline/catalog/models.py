@@ -38,11 +38,38 @@ class ReplyAction(Strict):
 GoldenAction = CallAction | ReplyAction
 
 
+Clarification = Literal["allowed", "forbidden", "required"]
+
+
 class Turn(Strict):
     user: str = Field(min_length=1, description="What the user says at this turn.")
     golden: list[GoldenAction] = Field(
         min_length=1,
         description="What a correct agent does at this turn: tool calls, then one reply.",
+    )
+    summary: str | None = Field(
+        default=None, description="Golden goal summary after this user message (summary mode)."
+    )
+    state: dict[str, Any] | None = Field(
+        default=None,
+        description="Golden structured state after this user message (structured mode); "
+        "validated against the domain's state schema. Its leaf values are checked.",
+    )
+    summary_requires: list[str] = Field(
+        default_factory=list,
+        description="Phrases the summary after this turn must contain (case-insensitive).",
+    )
+    summary_forbids: list[str] = Field(
+        default_factory=list,
+        description="Phrases the summary after this turn must not contain (case-insensitive).",
+    )
+    clarification: Clarification = Field(
+        default="allowed",
+        description="Whether the agent's reply may, must not, or must ask the user a question.",
+    )
+    response_forbids: list[str] = Field(
+        default_factory=list,
+        description="Claims the reply must not make (case-insensitive phrases).",
     )
 
     @field_validator("golden")
@@ -80,6 +107,22 @@ class FinalValue(Strict):
     equals: Any
 
 
+class FreshCall(Strict):
+    """Invalidation: at ``turn``, before its reply, ``tool`` is called (again) with arguments
+    that include ``arguments`` - results from before the change are not reused."""
+
+    turn: int = Field(ge=1)
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class RequiredTool(Strict):
+    """Function: ``tool`` is called at ``turn`` (any turn when null)."""
+
+    tool: str
+    turn: int | None = Field(default=None, ge=1)
+
+
 class TrajectoryRule(Strict):
     """Update / confirm / create trajectory (seed 001): the record is created exactly once,
     only after a confirmation, with exactly the confirmed values, and nothing happens after it.
@@ -98,7 +141,74 @@ class Expectations(Strict):
     forbidden_tools: list[ForbiddenTool] = Field(default_factory=list)
     argument_constraints: list[ArgumentConstraint] = Field(default_factory=list)
     final_values: list[FinalValue] = Field(default_factory=list)
+    fresh_calls: list[FreshCall] = Field(default_factory=list)
+    required_tools: list[RequiredTool] = Field(default_factory=list)
     trajectory: TrajectoryRule | None = None
+
+
+class RevisionHint(Strict):
+    """A value superseded at ``turn``: ``old`` -> ``new`` (for mutant-stale-value)."""
+
+    turn: int = Field(ge=1)
+    arguments: list[str] = Field(description="Tool arguments that carry the value.")
+    state_path: str | None = Field(default=None, description="Dotted path in the state.")
+    old: Any
+    new: Any
+
+
+class SwitchHint(Strict):
+    """A function switch at ``turn`` forbids ``call`` (for mutant-ignores-switch)."""
+
+    turn: int = Field(ge=1)
+    call: ToolCall
+    permission: str | None = Field(default=None, description="State permission it revokes.")
+
+
+class NegationHint(Strict):
+    """A "do not ..." from ``turn`` on (for mutant-drops-negation)."""
+
+    turn: int = Field(ge=1)
+    summary_find: str
+    summary_replace: str
+    permission: str | None = None
+
+
+class FalseClaimHint(Strict):
+    """At ``turn`` the reply is replaced by ``reply``, which claims something the journal does
+    not hold (for mutant-false-claim: "silent success")."""
+
+    turn: int = Field(ge=1)
+    reply: str = Field(min_length=1)
+
+
+class MutationHints(Strict):
+    revision: RevisionHint | None = None
+    switch: SwitchHint | None = None
+    negation: NegationHint | None = None
+    false_claim: FalseClaimHint | None = None
+
+
+MutantName = Literal[
+    "mutant-stale-value",
+    "mutant-ignores-switch",
+    "mutant-stale-results",
+    "mutant-drops-negation",
+    "mutant-over-reset",
+    "mutant-over-confirmation",
+    "mutant-false-claim",
+]
+MemoryModeName = Literal["chat", "summary", "structured"]
+
+
+class Catch(Strict):
+    """Mutation verification: ``mutant`` must fail this scenario with a first violation whose
+    check id starts with ``check``, in each of ``modes``."""
+
+    mutant: MutantName
+    check: str = Field(min_length=1)
+    modes: list[MemoryModeName] = Field(
+        default_factory=lambda: ["chat", "summary", "structured"]
+    )
 
 
 class Scenario(Strict):
@@ -110,6 +220,13 @@ class Scenario(Strict):
     tags: list[str] = Field(default_factory=list)
     turns: list[Turn] = Field(min_length=1)
     expectations: Expectations = Field(default_factory=Expectations)
+    turning_point: int | None = Field(
+        default=None, ge=1, description="Turn where the intent changes; null for none."
+    )
+    mutation: MutationHints = Field(default_factory=MutationHints)
+    catches: list[Catch] = Field(
+        default_factory=list, description="Which check must catch which mutant."
+    )
 
     @model_validator(mode="after")
     def _turns_in_range(self) -> Scenario:

@@ -1,34 +1,72 @@
-"""The offline reference model: a LiteLLM custom provider that replays golden actions.
+"""The offline reference models: a LiteLLM custom provider that replays golden actions.
 
 ``reference/golden`` is a control agent, not a model: it answers each model call with the next
 golden action of the scenario (a tool call or the turn's final reply), returning real
-``tool_calls`` through LiteLLM exactly as a provider would. The scenario's script reaches it per
-call in ``metadata`` (see ``reference_call_params``); it finds its place in the script from the
-conversation itself: the number of user messages is the turn, the number of assistant messages
-since the last user message is the step. It reports no token usage and no model version, so
-those columns stay null. Nothing here runs at import time: the provider is registered by
-``register_reference_provider``, which ``pipeline.llm`` calls once per process.
+``tool_calls`` through LiteLLM exactly as a provider would. Memory calls (purpose ``summary`` or
+``state``, see ``pipeline.llm.CALL_TAG_KEY``) get the turn's golden summary or state. The
+``reference/mutant-*`` variants apply one deliberate defect each to the golden script
+(pipeline.models.mutants): they exist to prove that the checks catch what they claim to.
+
+The script reaches the model per call in ``metadata`` (in-process) or in the request body (the
+HTTP reference server); the model finds its place from the conversation itself: the number of
+user messages is the turn, the number of assistant messages since the last user message is the
+step. It reports no token usage and no model version, so those columns stay null. Nothing here
+runs at import time: ``register_reference_provider`` is called once per process by
+``pipeline.llm``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipeline.catalog import CallAction, Scenario
 
 REFERENCE_PROVIDER = "reference"
 SCRIPT_KEY = "agentsweep_reference_script"
+CALL_TAG_KEY = "agentsweep_call"
+REFERENCE_ERROR_MARK = "agentsweep-reference-script:"
 
-Script = list[list[dict[str, Any]]]
-"""Per turn, the actions in order: {"call": {"name", "arguments"}} or {"reply": text}."""
+Script = dict[str, Any]
+"""{"turns": [{"actions": [{"call": {...}} | {"reply": str}], "summary", "state"}],
+"turning_point", "mutation", "fresh_calls", "clarification": [...]} - JSON-able."""
 
 Variant = Callable[[Script], Script]
-REFERENCE_VARIANTS: dict[str, Variant] = {"golden": lambda script: script}
 
 
-REFERENCE_ERROR_MARK = "agentsweep-reference-script:"
+def _golden(script: Script) -> Script:
+    return script
+
+
+def _variants() -> dict[str, Variant]:
+    from pipeline.models.mutants import MUTANTS
+
+    return {"golden": _golden, **MUTANTS}
+
+
+class _Registry(Mapping[str, Variant]):
+    """Variant name -> script transformation; filled lazily on first use."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Variant] | None = None
+
+    def _all(self) -> dict[str, Variant]:
+        if self._items is None:
+            self._items = _variants()
+        return self._items
+
+    def __getitem__(self, key: str) -> Variant:
+        return self._all()[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+REFERENCE_VARIANTS: Mapping[str, Variant] = _Registry()
 
 
 class ReferenceScriptError(ValueError):
@@ -39,7 +77,7 @@ class ReferenceScriptError(ValueError):
 
 
 def golden_script(scenario: Scenario) -> Script:
-    script: Script = []
+    turns = []
     for turn in scenario.turns:
         actions: list[dict[str, Any]] = []
         for action in turn.golden:
@@ -48,8 +86,14 @@ def golden_script(scenario: Scenario) -> Script:
                                          "arguments": dict(action.call.arguments)}})
             else:
                 actions.append({"reply": action.reply})
-        script.append(actions)
-    return script
+        turns.append({"actions": actions, "summary": turn.summary, "state": turn.state,
+                      "clarification": turn.clarification})
+    return {
+        "turns": turns,
+        "turning_point": scenario.turning_point,
+        "mutation": scenario.mutation.model_dump(mode="json"),
+        "fresh_calls": [f.model_dump(mode="json") for f in scenario.expectations.fresh_calls],
+    }
 
 
 def reference_call_params(model_name: str, scenario: Scenario) -> dict[str, Any]:
@@ -61,7 +105,7 @@ def reference_call_params(model_name: str, scenario: Scenario) -> dict[str, Any]
     return {"metadata": {SCRIPT_KEY: golden_script(scenario)}}
 
 
-def position(messages: Sequence[dict[str, Any]]) -> tuple[int, int]:
+def position(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     """(turn, step): user messages so far (1-based turn), assistant messages since the last."""
     turn = 0
     step = 0
@@ -75,14 +119,24 @@ def position(messages: Sequence[dict[str, Any]]) -> tuple[int, int]:
     return turn, step
 
 
-def next_action(script: Script, messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _turn(script: Script, turn: int) -> dict[str, Any]:
+    turns = script.get("turns")
+    if not isinstance(turns, list) or not 1 <= turn <= len(turns):
+        raise ReferenceScriptError(f"script has no turn {turn}")
+    entry: dict[str, Any] = turns[turn - 1]
+    return entry
+
+
+def next_action(script: Script, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     turn, step = position(messages)
-    if not 1 <= turn <= len(script) or step >= len(script[turn - 1]):
+    actions = _turn(script, turn)["actions"]
+    if step >= len(actions):
         raise ReferenceScriptError(f"script has no action for turn {turn}, step {step}")
-    return script[turn - 1][step]
+    action: dict[str, Any] = actions[step]
+    return action
 
 
-def response_message(action: dict[str, Any], turn: int, step: int) -> dict[str, Any]:
+def response_message(action: Mapping[str, Any], turn: int, step: int) -> dict[str, Any]:
     if "call" in action:
         call = action["call"]
         return {
@@ -100,6 +154,24 @@ def response_message(action: dict[str, Any], turn: int, step: int) -> dict[str, 
         }
     return {"finish_reason": "stop",
             "message": {"role": "assistant", "content": action["reply"]}}
+
+
+def answer(variant: str, script: Script, messages: Sequence[Mapping[str, Any]],
+           tag: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The choice (finish_reason + message) a reference variant gives for one call."""
+    if variant not in REFERENCE_VARIANTS:
+        raise ReferenceScriptError(f"unknown reference variant {variant!r}")
+    played = REFERENCE_VARIANTS[variant](script)
+    purpose = (tag or {}).get("purpose", "planner")
+    if purpose in ("summary", "state"):
+        turn = int((tag or {}).get("turn") or 0)
+        value = _turn(played, turn).get(purpose)
+        if value is None:
+            raise ReferenceScriptError(f"scenario has no golden {purpose} for turn {turn}")
+        content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return {"finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+    turn, step = position(messages)
+    return response_message(next_action(played, messages), turn, step)
 
 
 def register_reference_provider(litellm: Any) -> None:
@@ -121,10 +193,7 @@ def _make_handler(litellm: Any) -> Any:
             script = metadata.get(SCRIPT_KEY)
             if script is None:
                 raise ReferenceScriptError(f"{REFERENCE_PROVIDER}/{model}: no script passed")
-            variant = REFERENCE_VARIANTS[model]
-            turn, step = position(messages)
-            action = next_action(variant(script), messages)
-            choice = {"index": 0, **response_message(action, turn, step)}
+            choice = {"index": 0, **answer(model, script, messages, metadata.get(CALL_TAG_KEY))}
             return litellm.ModelResponse(choices=[choice])
 
         async def acompletion(self, model: str, messages: list[dict[str, Any]], *args: Any,

@@ -40,12 +40,11 @@ from pydantic import ValidationError
 
 from pipeline.models.faults import NO_FAULTS, FaultDecision, FaultProfile
 from pipeline.models.reference import (
+    CALL_TAG_KEY,
     REFERENCE_VARIANTS,
     SCRIPT_KEY,
     ReferenceScriptError,
-    next_action,
-    position,
-    response_message,
+    answer,
 )
 
 HOST = "127.0.0.1"
@@ -78,8 +77,7 @@ class RequestError(Exception):
 def chat_completion(body: dict[str, Any], created: int) -> dict[str, Any]:
     """The chat.completion answer to one request body (pure). Raises RequestError."""
     name = body.get("model")
-    variant = REFERENCE_VARIANTS.get(name) if isinstance(name, str) else None
-    if variant is None:
+    if not isinstance(name, str) or name not in REFERENCE_VARIANTS:
         raise RequestError(404, f"unknown model {name!r}; served: "
                                 f"{', '.join(sorted(REFERENCE_VARIANTS))}",
                            code="model_not_found")
@@ -89,15 +87,13 @@ def chat_completion(body: dict[str, Any], created: int) -> dict[str, Any]:
     script = body.get(SCRIPT_KEY)
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise RequestError(400, "'messages' must be a list of objects")
-    if not isinstance(script, list):
+    if not isinstance(script, dict):
         raise RequestError(400, f"no script: pass it in the body under {SCRIPT_KEY!r} "
                                 f"(LiteLLM: extra_body={{{SCRIPT_KEY!r}: script}})")
-    turn, step = position(messages)
     try:
-        action = next_action(variant(script), messages)
+        choice = {"index": 0, **answer(name, script, messages, body.get(CALL_TAG_KEY))}
     except ReferenceScriptError as exc:
         raise RequestError(400, str(exc)) from None
-    choice = {"index": 0, **response_message(action, turn, step)}
     prompt_tokens = count_words([messages, body.get("tools") or []])
     completion_tokens = count_words(choice["message"])
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]

@@ -36,8 +36,9 @@ from pipeline.trace import Trace
 SUITE = (Path(__file__).resolve().parents[2] / "catalogs" / "meeting_rooms" / "suites"
          / "intent_change.jsonl")
 API_KEY = "sk-test-not-a-real-key"
-SCRIPT = [[{"call": {"name": "search_rooms", "arguments": {"capacity": 6, "features": ["экран"]}}},
-           {"reply": "amber is free at 15:00."}]]
+SCRIPT = {"turns": [{"actions": [
+    {"call": {"name": "search_rooms", "arguments": {"capacity": 6, "features": ["экран"]}}},
+    {"reply": "amber is free at 15:00."}]}]}
 USER = [{"role": "system", "content": "You book rooms."},
         {"role": "user", "content": "Find a room for six people, please."}]
 
@@ -114,7 +115,8 @@ def test_script_past_its_end_is_a_harness_error(litellm: Any, server: ServerHand
 def test_models_and_health(server: ServerHandle) -> None:
     assert _get(server.port, "/health") == (200, {"status": "ok"})
     status, models = _get(server.port, "/v1/models")
-    assert status == 200 and [m["id"] for m in models["data"]] == ["golden"]
+    served = [m["id"] for m in models["data"]]
+    assert status == 200 and "golden" in served and "mutant-stale-value" in served
 
 
 # --- faults -----------------------------------------------------------------------------------

@@ -22,3 +22,8 @@ SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
 
 CREATE OR REPLACE VIEW runs AS
 SELECT * FROM runs_all;
+
+-- Every execution attempt of a trial (retries, worker deaths, resumed invocations). The final
+-- attempt is the one whose attempt_id the `trials` view holds.
+CREATE OR REPLACE VIEW attempts AS
+SELECT * FROM attempts_all;

@@ -1,0 +1,121 @@
+"""The nightly flow: run a sweep from a spec file, then compare it with a baseline run.
+
+    python -m flows.nightly serve --spec infra/sweeps/nightly.yaml --baseline previous
+    python -m flows.nightly run --spec infra/sweeps/nightly.yaml --baseline nightly-20260501-ab12cd
+
+``serve`` registers the deployment ``agentsweep-nightly/nightly`` (cron ``0 2 * * *``, UTC) with
+the Prefect API in ``PREFECT_API_URL`` and executes its runs until stopped; ``run`` runs the flow
+once, now. The comparison (``warehouse/sql/compare_runs.sql``) lands in
+``AGENTSWEEP_HOME/reports/<run_id>-vs-<baseline>.csv``; ``previous`` names the latest earlier
+nightly run (run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline import hygiene
+
+if __name__ == "__main__":
+    hygiene.apply()  # as a program: before Prefect reads its settings (once, at import)
+
+from prefect import flow, task  # noqa: E402
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.deployments.runner import RunnerDeployment  # noqa: E402
+
+from flows.sweep import sweep_flow  # noqa: E402
+from pipeline.compare import (  # noqa: E402
+    NIGHTLY_PREFIX,
+    Comparison,
+    previous_nightly_run,
+    write_comparison,
+)
+from pipeline.spec import load_spec  # noqa: E402
+from pipeline.sweep import SweepConfig, SweepOutcome  # noqa: E402
+
+CRON = "0 2 * * *"
+DEPLOYMENT_NAME = "nightly"
+PREVIOUS = "previous"
+DEFAULT_SPEC = Path(__file__).resolve().parent.parent / "infra" / "sweeps" / "nightly.yaml"
+
+
+@dataclass(frozen=True)
+class NightlyOutcome:
+    run_id: str
+    sweep: SweepOutcome
+    comparison: Comparison | None
+    """None when no baseline was named (or ``previous`` found none)."""
+
+
+def nightly_run_id() -> str:
+    return f"{NIGHTLY_PREFIX}{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+@task(name="load-spec", cache_policy=NO_CACHE)
+def load_spec_task(spec_path: str) -> SweepConfig:
+    config = load_spec(Path(spec_path), hygiene.warehouse_root())
+    if "run_id" not in config.model_fields_set:
+        config = config.model_copy(update={"run_id": nightly_run_id()})
+    return config
+
+
+@task(name="compare-runs", cache_policy=NO_CACHE)
+def compare_task(config: SweepConfig, baseline_run_id: str) -> Comparison | None:
+    baseline: str | None = baseline_run_id
+    if baseline_run_id == PREVIOUS:
+        baseline = previous_nightly_run(config.warehouse, config.run_id)
+    if baseline is None:
+        return None
+    return write_comparison(config.warehouse, hygiene.agentsweep_home() / "reports", baseline,
+                            config.run_id)
+
+
+@flow(name="agentsweep-nightly", log_prints=False)
+def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcome:
+    """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions."""
+    config = load_spec_task(spec_path)
+    outcome = sweep_flow(config)
+    comparison = compare_task(config, baseline_run_id) if baseline_run_id else None
+    return NightlyOutcome(config.run_id, outcome, comparison)
+
+
+def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None = PREVIOUS,
+               cron: str = CRON, name: str = DEPLOYMENT_NAME) -> RunnerDeployment:
+    """The scheduled deployment of ``nightly`` (the spec path is made absolute)."""
+    return nightly.to_deployment(
+        name=name, cron=cron,
+        parameters={"spec_path": str(Path(spec_path).resolve()),
+                    "baseline_run_id": baseline_run_id},
+        description="Nightly regression sweep and baseline comparison (agentsweep).",
+        tags=["agentsweep", "nightly"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m flows.nightly", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["serve", "run"])
+    parser.add_argument("--spec", default=str(DEFAULT_SPEC), help="sweep spec (YAML)")
+    parser.add_argument("--baseline", default=PREVIOUS,
+                        help="baseline run id, 'previous' (default) or 'none'")
+    parser.add_argument("--cron", default=CRON, help="schedule of `serve` (UTC)")
+    parser.add_argument("--name", default=DEPLOYMENT_NAME, help="deployment name")
+    args = parser.parse_args(argv)
+    hygiene.apply()
+    baseline = None if args.baseline.lower() == "none" else args.baseline
+    if args.command == "run":
+        result = nightly(args.spec, baseline)
+        report = result.comparison.report if result.comparison else None
+        print(f"run {result.run_id}: executed {result.sweep.executed}; "
+              f"comparison: {report or 'none'}")
+        return
+    from prefect import serve
+
+    serve(deployment(args.spec, baseline, args.cron, args.name))
+
+
+if __name__ == "__main__":
+    main()

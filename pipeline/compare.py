@@ -1,0 +1,95 @@
+"""Baseline vs candidate: per-cell k/n transitions between two runs, written as a CSV report.
+
+The query is ``warehouse/sql/compare_runs.sql``; this module runs it, names the report file and
+writes it atomically (temp file in the same folder, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from warehouse.query import run_named, run_sql
+from warehouse.writer import validate_run_id
+
+NIGHTLY_PREFIX = "nightly-"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: str
+    candidate: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    report: Path | None = None
+
+    def changes(self) -> dict[str, int]:
+        """How many cells regressed, improved, stayed the same, ..."""
+        index = self.columns.index("change")
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            counts[row[index]] = counts.get(row[index], 0) + 1
+        return counts
+
+
+def run_has_trials(root: Path, run_id: str) -> bool:
+    result = run_sql(root, "SELECT count(*) FROM trials WHERE run_id = $run_id",
+                     {"run_id": run_id})
+    return bool(result.rows[0][0])
+
+
+def compare_runs(root: Path, baseline: str, candidate: str) -> Comparison:
+    """k/n per scenario x model x prompt x memory mode in both runs, and the transition."""
+    for run_id in (baseline, candidate):
+        validate_run_id(run_id)
+        if not run_has_trials(root, run_id):
+            raise ValueError(f"run {run_id!r} has no trials in the warehouse {root}")
+    result = run_named(root, "compare_runs", {"baseline": baseline, "candidate": candidate})
+    return Comparison(baseline, candidate, result.columns, result.rows)
+
+
+def previous_nightly_run(root: Path, candidate: str) -> str | None:
+    """The latest run started before ``candidate`` whose id has the nightly prefix."""
+    result = run_sql(root, """
+        SELECT run_id FROM runs
+        WHERE starts_with(run_id, $prefix) AND run_id <> $candidate
+          AND started_at < coalesce(
+                (SELECT min(started_at) FROM runs WHERE run_id = $candidate), now())
+        GROUP BY run_id ORDER BY max(started_at) DESC LIMIT 1""",
+        {"prefix": NIGHTLY_PREFIX, "candidate": candidate})
+    return str(result.rows[0][0]) if result.rows else None
+
+
+def report_path(reports: Path, baseline: str, candidate: str) -> Path:
+    return reports / f"{validate_run_id(candidate)}-vs-{validate_run_id(baseline)}.csv"
+
+
+def write_csv_atomic(path: Path, columns: list[str], rows: list[tuple[Any, ...]]) -> Path:
+    """Write a CSV so a reader sees the old file or the whole new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; a report is for everyone who reads the runs
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(["" if v is None else v for v in row] for row in rows)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_comparison(root: Path, reports: Path, baseline: str, candidate: str) -> Comparison:
+    """Compare two runs and write ``<reports>/<candidate>-vs-<baseline>.csv``."""
+    comparison = compare_runs(root, baseline, candidate)
+    path = write_csv_atomic(report_path(reports, baseline, candidate), comparison.columns,
+                            comparison.rows)
+    return Comparison(baseline, candidate, comparison.columns, comparison.rows, path)

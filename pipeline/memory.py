@@ -1,0 +1,206 @@
+"""The agent's working memory, one class per memory mode (seed 000, "three variants").
+
+- ``chat``: no memory beyond the history.
+- ``summary``: after each user message a separate model call rewrites a short goal summary;
+  the planner sees it with the history.
+- ``structured``: after each user message a separate model call proposes the next state object;
+  it is validated against the domain's state schema and invariants and committed with the next
+  revision, and only then may the planner act (two-phase). State-changing calls are gated on the
+  committed state: a call planned under an older revision, or one the state does not permit, is
+  dropped and the planner is asked again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from pipeline.catalog import Domain
+from pipeline.errors import AgentError
+from pipeline.llm import ModelClient, ModelReply
+
+SUMMARY_PROMPT = """You keep the running summary of what the user currently wants.
+Rewrite the summary after the user's new message. Keep only the active version of every
+requirement (a corrected value replaces the old one), keep every prohibition ("do not book")
+explicitly, and write it in the user's language, in at most three sentences. Answer with the
+summary text only."""
+
+STATE_PROMPT = """You maintain the structured state of the user's current task.
+Given the previous state and the user's new message, answer with the complete next state as one
+JSON object valid against this JSON Schema, and nothing else. Record every replaced value in
+"superseded" as {{"path", "old", "new"}}; revoke a permission the user withdrew.
+Schema:
+{schema}"""
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    allowed: bool
+    reason: str | None = None
+
+
+class Memory(Protocol):
+    mode: str
+    revision: int
+
+    def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
+               model: ModelClient) -> ModelReply | None:
+        """Fold a new user message into memory (one model call, or none)."""
+
+    def snapshot(self) -> str | None:
+        """The memory as text for the trace (JSON for a state), None when there is none."""
+
+    def planner_note(self) -> str | None:
+        """What the planner is told about the memory, appended to the system prompt."""
+
+    def gate(self, tool: str, kind: str, planned_revision: int) -> GateDecision:
+        """Whether a call planned at ``planned_revision`` may run now."""
+
+
+class ChatMemory:
+    mode = "chat"
+    revision = 0
+
+    def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
+               model: ModelClient) -> ModelReply | None:
+        return None
+
+    def snapshot(self) -> str | None:
+        return None
+
+    def planner_note(self) -> str | None:
+        return None
+
+    def gate(self, tool: str, kind: str, planned_revision: int) -> GateDecision:
+        return GateDecision(True)
+
+
+def _dialog_text(messages: list[dict[str, Any]]) -> str:
+    lines = []
+    for message in messages:
+        if message["role"] in ("user", "assistant") and message.get("content"):
+            lines.append(f"{message['role']}: {message['content']}")
+    return "\n".join(lines)
+
+
+@dataclass
+class SummaryMemory:
+    mode: str = "summary"
+    revision: int = 0
+    summary: str = ""
+
+    def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
+               model: ModelClient) -> ModelReply | None:
+        request = [
+            {"role": "system", "content": SUMMARY_PROMPT},
+            {"role": "user", "content": f"Previous summary:\n{self.summary or '(none)'}\n\n"
+                                        f"Dialog so far:\n{_dialog_text(messages)}\n\n"
+                                        f"New user message:\n{user_text}"},
+        ]
+        reply = model.complete(request, None, purpose="summary", turn=turn)
+        text = (reply.content or "").strip()
+        if not text:
+            raise AgentError("invalid_memory", f"turn {turn}: the summary update was empty",
+                             turn)
+        self.summary = text
+        self.revision += 1
+        return reply
+
+    def snapshot(self) -> str | None:
+        return self.summary or None
+
+    def planner_note(self) -> str | None:
+        return f"Current task summary (authoritative):\n{self.summary}" if self.summary else None
+
+    def gate(self, tool: str, kind: str, planned_revision: int) -> GateDecision:
+        return GateDecision(True)
+
+
+@dataclass
+class StructuredMemory:
+    domain: Domain
+    mode: str = "structured"
+    revision: int = 0
+    state: dict[str, Any] | None = None
+    _validator: Draft202012Validator = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.domain.state_schema is None:
+            raise ValueError(f"domain {self.domain.name} has no state.schema.json: "
+                             "structured memory mode is not available for it")
+        self._validator = Draft202012Validator(dict(self.domain.state_schema))
+
+    def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
+               model: ModelClient) -> ModelReply | None:
+        schema = json.dumps(self.domain.state_schema, ensure_ascii=False)
+        request = [
+            {"role": "system", "content": STATE_PROMPT.format(schema=schema)},
+            {"role": "user", "content": json.dumps(
+                {"previous_state": self.state, "dialog": _dialog_text(messages),
+                 "new_message": user_text}, ensure_ascii=False)},
+        ]
+        reply = model.complete(request, None, purpose="state", turn=turn)
+        proposed = self._parse(turn, reply.content)
+        proposed["revision"] = self.revision + 1  # the revision is ours to assign
+        self._validate(turn, proposed)
+        self.state, self.revision = proposed, self.revision + 1  # commit
+        return reply
+
+    @staticmethod
+    def _parse(turn: int, content: str | None) -> dict[str, Any]:
+        text = (content or "").strip()
+        if text.startswith("```"):
+            text = text.strip("`").removeprefix("json").strip()
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise AgentError("invalid_memory", f"turn {turn}: state is not JSON: {exc.msg}",
+                             turn) from None
+        if not isinstance(value, dict):
+            raise AgentError("invalid_memory", f"turn {turn}: state is not a JSON object",
+                             turn)
+        return value
+
+    def _validate(self, turn: int, state: dict[str, Any]) -> None:
+        error = best_match(self._validator.iter_errors(state))
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "state"
+            raise AgentError("invalid_memory", f"turn {turn}: {where}: {error.message}", turn)
+        broken = self.domain.state_invariants(state) if self.domain.state_invariants else []
+        if broken:
+            raise AgentError("invalid_memory", f"turn {turn}: invariant: {broken[0]}", turn)
+
+    def snapshot(self) -> str | None:
+        return None if self.state is None else json.dumps(self.state, ensure_ascii=False,
+                                                          sort_keys=True)
+
+    def planner_note(self) -> str | None:
+        if self.state is None:
+            return None
+        return ("Active task state (authoritative; act only within its permissions):\n"
+                + json.dumps(self.state, ensure_ascii=False, sort_keys=True))
+
+    def gate(self, tool: str, kind: str, planned_revision: int) -> GateDecision:
+        if planned_revision != self.revision:
+            return GateDecision(False, f"stale: planned at state revision {planned_revision}, "
+                                       f"current is {self.revision}; re-plan")
+        permissions = (self.state or {}).get("permissions", {})
+        allowed = permissions.get(tool, kind == "read")
+        if allowed is not True:
+            return GateDecision(False, f"not permitted by the active state (revision "
+                                       f"{self.revision}): permissions.{tool} is {allowed}")
+        return GateDecision(True)
+
+
+def memory_for(mode: str, domain: Domain) -> Memory:
+    if mode == "chat":
+        return ChatMemory()
+    if mode == "summary":
+        return SummaryMemory()
+    if mode == "structured":
+        return StructuredMemory(domain)
+    raise ValueError(f"unknown memory mode {mode!r}")

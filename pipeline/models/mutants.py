@@ -1,0 +1,150 @@
+"""Mutant reference models: each applies one deliberate defect to a golden script.
+
+They verify the suite (seed 000, "bench verification"): every defect must be caught by the
+check a scenario declares for it, and the golden script must pass everything. A mutant that
+has nothing to act on in a scenario (no revision, no switch...) plays the golden script.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+Script = dict[str, Any]
+
+OVER_RESET_REPLY = ("Хорошо. Давайте уточним всё заново: на какую дату и время нужна комната, "
+                    "сколько будет участников и какое оборудование требуется?")
+OVER_CONFIRMATION_REPLY = ("Правильно ли я понимаю, что нужно заменить прежнее значение "
+                           "новым? Подтвердите, пожалуйста, и я продолжу.")
+
+
+def _hints(script: Script, name: str) -> dict[str, Any] | None:
+    hint: dict[str, Any] | None = (script.get("mutation") or {}).get(name)
+    return hint
+
+
+def _set_path(state: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = state
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _get_path(state: dict[str, Any], path: str) -> Any:
+    node: Any = state
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def stale_value(script: Script) -> Script:
+    """Keeps the superseded value in arguments, state and summary after the revision."""
+    hint = _hints(script, "revision")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    old, new = hint["old"], hint["new"]
+    for turn in out["turns"][hint["turn"] - 1:]:
+        for action in turn["actions"]:
+            arguments = action.get("call", {}).get("arguments", {})
+            for name in hint["arguments"]:
+                if arguments.get(name) == new:
+                    arguments[name] = old
+        state = turn.get("state")
+        path = hint.get("state_path")
+        if state is not None and path and _get_path(state, path) == new:
+            _set_path(state, path, old)
+        if turn.get("summary"):
+            turn["summary"] = re.sub(rf"(?<!\d){re.escape(str(new))}(?!\d)", str(old),
+                                     turn["summary"])
+    return out
+
+
+def ignores_switch(script: Script) -> Script:
+    """Still calls the function the user switched away from, and keeps its permission."""
+    hint = _hints(script, "switch")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    turn = out["turns"][hint["turn"] - 1]
+    turn["actions"].insert(0, {"call": copy.deepcopy(hint["call"])})
+    permission = hint.get("permission")
+    for later in out["turns"][hint["turn"] - 1:]:
+        if permission and later.get("state") is not None:
+            later["state"].setdefault("permissions", {})[permission] = True
+    return out
+
+
+def stale_results(script: Script) -> Script:
+    """Reuses search results from before a change instead of searching again."""
+    fresh = script.get("fresh_calls") or []
+    if not fresh:
+        return script
+    out = copy.deepcopy(script)
+    for rule in fresh:
+        turn = out["turns"][rule["turn"] - 1]
+        turn["actions"] = [a for a in turn["actions"]
+                           if a.get("call", {}).get("name") != rule["tool"]]
+    return out
+
+
+def drops_negation(script: Script) -> Script:
+    """The summary / state loses the user's "do not ..." (the planner itself is unchanged)."""
+    hint = _hints(script, "negation")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    for turn in out["turns"][hint["turn"] - 1:]:
+        if turn.get("summary"):
+            turn["summary"] = re.sub(re.escape(hint["summary_find"]), hint["summary_replace"],
+                                     turn["summary"], flags=re.IGNORECASE)
+        permission = hint.get("permission")
+        if permission and turn.get("state") is not None:
+            turn["state"].setdefault("permissions", {})[permission] = True
+    return out
+
+
+def _replace_turning_turn(script: Script, reply: str) -> Script:
+    point = script.get("turning_point")
+    if point is None:
+        return script
+    out = copy.deepcopy(script)
+    out["turns"][point - 1]["actions"] = [{"reply": reply}]
+    return out
+
+
+def over_reset(script: Script) -> Script:
+    """After a change, asks again for every fact, including those that did not change."""
+    return _replace_turning_turn(script, OVER_RESET_REPLY)
+
+
+def over_confirmation(script: Script) -> Script:
+    """Asks to confirm an unambiguous revision instead of acting on it."""
+    return _replace_turning_turn(script, OVER_CONFIRMATION_REPLY)
+
+
+def false_claim(script: Script) -> Script:
+    """Replaces a turn's reply with one that claims an action that never happened."""
+    hint = _hints(script, "false_claim")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    actions = out["turns"][hint["turn"] - 1]["actions"]
+    actions[-1] = {"reply": hint["reply"]}
+    return out
+
+
+MUTANTS: dict[str, Callable[[Script], Script]] = {
+    "mutant-stale-value": stale_value,
+    "mutant-ignores-switch": ignores_switch,
+    "mutant-stale-results": stale_results,
+    "mutant-drops-negation": drops_negation,
+    "mutant-over-reset": over_reset,
+    "mutant-over-confirmation": over_confirmation,
+    "mutant-false-claim": false_claim,
+}

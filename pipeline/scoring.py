@@ -1,0 +1,140 @@
+"""From check results to the five scores, the veto, the first violation and diagnostics.
+
+Pure functions of (events, scenario, checks): recomputable offline from the warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from pipeline.catalog import Domain, Scenario
+from pipeline.checks import SCORES, VIOLATION_ORDER, CheckResult, ScoreName, calls_of
+from pipeline.trace import Event
+
+_LATE = 1 << 30
+
+
+@dataclass(frozen=True)
+class TrialScores:
+    score_state: int | None
+    score_invalidation: int | None
+    score_function: int | None
+    score_arguments: int | None
+    score_response: int | None
+    vetoed: bool
+    first_violation_turn: int | None
+    first_violation_step: int | None
+    first_violation_check: str | None
+    steps_to_correct_continuation: int | None
+    repeated_searches: int
+    forbidden_calls_attempted: int
+    clarification_questions: int
+    failure_origin: str | None
+
+    def row(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def five_scores(checks: Sequence[CheckResult]) -> dict[ScoreName, int | None]:
+    """Each score is 1 when all its checks pass, 0 when one fails, null when it has none."""
+    out: dict[ScoreName, int | None] = {}
+    for name in SCORES:
+        mine = [c for c in checks if c.score == name]
+        out[name] = None if not mine else int(all(c.passed for c in mine))
+    return out
+
+
+def first_violation(checks: Sequence[CheckResult]) -> CheckResult | None:
+    """The earliest failed check by (turn, step); a state update precedes the planner's steps,
+    and at one point VIOLATION_ORDER breaks ties. A failure with no point (a missing final
+    call) sorts last."""
+    failed = [c for c in checks if not c.passed]
+    if not failed:
+        return None
+    order = {name: i for i, name in enumerate(VIOLATION_ORDER)}
+    return min(failed, key=lambda c: (
+        c.turn if c.turn is not None else _LATE,
+        c.step if c.step is not None else _LATE,
+        order.get(c.score or "response", len(order)),
+    ))
+
+
+def vetoed(checks: Sequence[CheckResult], domain: Domain) -> bool:
+    """A forbidden state-changing call fails the whole trial, whatever the other scores."""
+    for check in checks:
+        if check.check_kind == "forbidden_tool" and not check.passed:
+            tool = domain.tool(check.check_id.split(":", 1)[1].split("@", 1)[0])
+            if tool is not None and tool.kind == "write":
+                return True
+    return False
+
+
+def steps_to_correct(events: Sequence[Event], checks: Sequence[CheckResult],
+                     turning_point: int | None) -> int | None:
+    """Model steps from the turning point until the first step at which no check failed."""
+    if turning_point is None:
+        return None
+    bad = {(c.turn, c.step) for c in checks if not c.passed and c.turn is not None}
+    bad_turns = {c.turn for c in checks if not c.passed and c.turn is not None and c.step is None}
+    steps = sorted({(e.turn, e.step) for e in events
+                    if e.kind == "assistant_message" and e.turn >= turning_point})
+    count = 0
+    for turn, step in steps:
+        if (turn, step) in bad or turn in bad_turns:
+            count += 1
+            continue
+        return count
+    return None
+
+
+def repeated_calls(events: Sequence[Event], domain: Domain) -> int:
+    """Read-tool calls repeating an earlier call's tool and arguments exactly."""
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
+    for call in calls_of(events):
+        spec = domain.tool(call.name)
+        if spec is None or spec.kind != "read":
+            continue
+        key = (call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False))
+        repeats += key in seen
+        seen.add(key)
+    return repeats
+
+
+def forbidden_attempts(events: Sequence[Event], scenario: Scenario) -> int:
+    """Calls of a tool inside its forbidden span, those the memory gate blocked included."""
+    rules = scenario.expectations.forbidden_tools
+    return sum(1 for c in calls_of(events, include_blocked=True)
+               if any(c.name == r.tool and c.turn >= r.from_turn for r in rules))
+
+
+def questions_asked(events: Sequence[Event]) -> int:
+    return sum(1 for e in events if e.kind == "assistant_message" and "?" in (e.content or ""))
+
+
+def summarize_trial(events: Sequence[Event], scenario: Scenario, domain: Domain,
+                    checks: Sequence[CheckResult], memory_mode: str,
+                    memory_failed: bool = False) -> TrialScores:
+    scores = five_scores(checks)
+    first = first_violation(checks)
+    origin = None
+    if memory_mode == "structured" and (first is not None or memory_failed):
+        origin = "memory" if memory_failed or (first and first.score == "state") else "planner"
+    return TrialScores(
+        score_state=scores["state"],
+        score_invalidation=scores["invalidation"],
+        score_function=scores["function"],
+        score_arguments=scores["arguments"],
+        score_response=scores["response"],
+        vetoed=vetoed(checks, domain),
+        first_violation_turn=first.turn if first else None,
+        first_violation_step=first.step if first else None,
+        first_violation_check=first.check_id if first else None,
+        steps_to_correct_continuation=steps_to_correct(events, checks, scenario.turning_point),
+        repeated_searches=repeated_calls(events, domain),
+        forbidden_calls_attempted=forbidden_attempts(events, scenario),
+        clarification_questions=questions_asked(events),
+        failure_origin=origin,
+    )

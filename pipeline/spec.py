@@ -1,0 +1,232 @@
+"""Sweep spec files: a YAML description of a sweep, validated with line-precise errors.
+
+A spec names suites (paths relative to the spec file, or bundled suite ids such as
+``intent_change``), models with their settings, prompts, memory modes, repeats, the retry
+policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional. The file
+is parsed with PyYAML keeping the line of every key, validated with pydantic
+(``extra='forbid'``), and turned into a ``SweepConfig``. The first problem raises
+``CatalogError`` as ``path:line: field: message``, before anything runs or is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.catalog import CatalogError, bundled_suites
+from pipeline.catalog.errors import format_location
+from pipeline.grid import MemoryMode
+from pipeline.retry import RetryPolicy
+from pipeline.settings import ModelSettings
+from pipeline.sweep import SweepConfig
+from warehouse.writer import WarehouseError, validate_run_id
+
+Location = tuple[str | int, ...]
+OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
+
+
+class SweepSpec(BaseModel):
+    """The shape of a sweep spec file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str | None = None
+    """Default: generated per invocation (a nightly spec leaves it out)."""
+    suites: list[str] = Field(default_factory=list)
+    """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
+    models: list[ModelSettings] = Field(min_length=1)
+    prompts: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
+    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list[MemoryMode](["chat"]),
+                                           min_length=1)
+    repeats: int = Field(default=3, ge=1)
+    step_limit: int = Field(default=8, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    batch_size: int = Field(default=500, ge=1)
+    max_in_flight: int = Field(default=64, ge=1)
+    ray_address: str | None = None
+    """Default: ``RAY_ADDRESS`` or a local Ray."""
+
+
+class _LineLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+    """A SafeLoader that records the line of every mapping key and sequence item."""
+
+    def load_with_lines(self, path: str) -> tuple[Any, dict[Location, int]]:
+        node = self.get_single_node()
+        if node is None:
+            return None, {}
+        lines: dict[Location, int] = {(): node.start_mark.line + 1}
+        _record_lines(path, node, (), lines)
+        return self.construct_document(node), lines
+
+
+def _record_lines(path: str, node: yaml.Node, loc: Location, lines: dict[Location, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if loc + (key,) in lines:
+                raise CatalogError(path, line, format_location([*loc, key]),
+                                   f"duplicate key (first on line {lines[loc + (key,)]})")
+            lines[loc + (key,)] = line
+            _record_lines(path, value_node, loc + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[loc + (index,)] = item.start_mark.line + 1
+            _record_lines(path, item, loc + (index,), lines)
+
+
+def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
+    """Parse and validate a spec file; also returns the line of every key."""
+    where = str(path)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise CatalogError(where, None, "-", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CatalogError(where, None, "-", "not UTF-8") from None
+    loader = _LineLoader(text)
+    try:
+        data, lines = loader.load_with_lines(where)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise CatalogError(where, line, "-", f"invalid YAML: {exc.problem or exc.context}"
+                           ) from None
+    except yaml.YAMLError as exc:
+        raise CatalogError(where, None, "-", f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        raise CatalogError(where, lines.get((), 1), "-",
+                           f"a sweep spec is a mapping of keys, got {type(data).__name__}")
+    try:
+        return SweepSpec.model_validate(data), lines
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc: Location = tuple(first["loc"])
+        raise CatalogError(where, line_of(loc, lines), format_location(list(loc)),
+                           _message(str(first["msg"]))) from None
+
+
+def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None
+              ) -> SweepConfig:
+    """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
+    repeats: explicit command-line values) win over the file."""
+    unknown = sorted(set(overrides or {}) - OVERRIDABLE)
+    if unknown:
+        raise ValueError(f"not overridable: {', '.join(unknown)}")
+    spec, lines = read_spec(path)
+    fail = _Locator(str(path), lines)
+    if spec.run_id is not None:
+        try:
+            validate_run_id(spec.run_id)
+        except WarehouseError as exc:
+            raise fail(("run_id",), str(exc)) from None
+    suites = [_resolve_suite(entry, path.parent, fail, i) for i, entry in enumerate(spec.suites)]
+    for key, values in (("suites", suites), ("prompts", spec.prompts),
+                        ("memory_modes", spec.memory_modes),
+                        ("models", [m.name for m in spec.models])):
+        _refuse_duplicates(key, values, fail)
+    _check_models(spec.models, fail)
+    args: dict[str, Any] = {
+        "suites": suites,
+        "models": [m.name for m in spec.models],
+        "temperature": spec.models[0].temperature,
+        "model_settings": list(spec.models),
+        "prompts": spec.prompts,
+        "memory_modes": spec.memory_modes,
+        "repeats": spec.repeats,
+        "step_limit": spec.step_limit,
+        "retry": spec.retry,
+        "batch_size": spec.batch_size,
+        "max_in_flight": spec.max_in_flight,
+        "ray_address": spec.ray_address,
+        "warehouse": warehouse,
+    }
+    if spec.run_id is not None:
+        args["run_id"] = spec.run_id
+    args.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return SweepConfig(**args)
+    except ValidationError as exc:  # only an override can get here: the file was validated
+        first = exc.errors(include_url=False)[0]
+        raise CatalogError(str(path), None, format_location(list(first["loc"])),
+                           _message(str(first["msg"]))) from None
+
+
+def line_of(loc: Location, lines: Mapping[Location, int]) -> int | None:
+    """Line of the key at ``loc``, or of its nearest recorded parent (a missing key)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+class _Locator:
+    """Builds the CatalogError for a location in the spec, with the line of its key."""
+
+    def __init__(self, path: str, lines: Mapping[Location, int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def __call__(self, loc: Location, message: str) -> CatalogError:
+        return CatalogError(self.path, line_of(loc, self.lines), format_location(list(loc)),
+                            message)
+
+
+def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path:
+    """A suite file (``.jsonl`` or a path, relative to the spec's folder) or a bundled id."""
+    if entry.endswith(".jsonl") or "/" in entry:
+        path = Path(entry).expanduser()
+        path = (path if path.is_absolute() else base / path).resolve()
+        if not path.is_file():
+            raise fail(("suites", index), f"no such suite file: {path}")
+        return path
+    bundled = {p.stem: p for p in bundled_suites()}
+    if entry not in bundled:
+        raise fail(("suites", index), f"unknown bundled suite {entry!r}; bundled: "
+                   f"{', '.join(sorted(bundled))} (a file needs the .jsonl suffix)")
+    return bundled[entry]
+
+
+def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> None:
+    seen: dict[object, int] = {}
+    for index, value in enumerate(values):
+        if value in seen:
+            loc: Location = (key, index, "name") if key == "models" else (key, index)
+            raise fail(loc, f"{value!s} is listed twice (first as item {seen[value]})")
+        seen[value] = index
+
+
+def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
+    """Provider groups agree on their limit; settings the grid does not apply yet are refused.
+
+    ``SweepConfig.model_configs()`` builds the grid from ``models`` and one ``temperature``:
+    a per-model temperature, ``params`` or ``seed`` would be recorded wrongly (and left out of
+    the trial identity) until it reads ``model_settings``. Refuse them loudly until then.
+    """
+    limits: dict[str, tuple[int, int]] = {}
+    for index, model in enumerate(models):
+        if model.concurrency is not None:
+            previous = limits.setdefault(model.provider, (model.concurrency, index))
+            if previous[0] != model.concurrency:
+                raise fail(("models", index, "concurrency"),
+                           f"provider group {model.provider!r} already has concurrency "
+                           f"{previous[0]} (models.{previous[1]})")
+        if model.temperature != models[0].temperature:
+            raise fail(("models", index, "temperature"),
+                       "all models must share one temperature for now (the grid applies "
+                       f"{models[0].temperature:g} from models.0 to every model)")
+        for field in ("params", "seed"):
+            if field in model.model_fields_set and getattr(model, field):
+                raise fail(("models", index, field),
+                           f"{field} is stored but not yet applied by the grid "
+                           "(SweepConfig.model_configs ignores model_settings)")
+
+
+def _message(message: str) -> str:
+    return message.removeprefix("Value error, ")

@@ -1,0 +1,202 @@
+"""The nightly flow: its deployment registered on a real Prefect server (loopback, own home), the
+baseline comparison SQL over a small warehouse, and the flow end to end on the session's Ray."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pytest
+from conftest import MEETING_SUITE, REPO
+
+from pipeline.compare import previous_nightly_run, write_comparison
+from warehouse.schema import TABLES
+from warehouse.writer import WarehouseWriter
+
+BIN = Path(sys.executable).parent
+T0 = datetime(2026, 5, 1, 2, 0, tzinfo=UTC)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    env.update({"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+                "PREFECT_UI_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING", **extra})
+    return env
+
+
+def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGINT, grace: float = 15) -> None:
+    """Stop a process started in its own session, then whatever is left of its group."""
+    if proc.poll() is None:
+        proc.send_signal(first)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group is this process's own session
+    except ProcessLookupError:
+        pass
+    proc.wait(5)
+
+
+@pytest.fixture
+def prefect_server(tmp_path: Path) -> Iterator[str]:
+    """A real `prefect server start` on 127.0.0.1 with its own PREFECT_HOME; yields the API URL."""
+    port = _free_port()
+    log = (tmp_path / "server.log").open("wb")
+    proc = subprocess.Popen(
+        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=_clean_env(PREFECT_HOME=str(tmp_path / "prefect-home")), stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    api = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "Prefect server not healthy after 60 s"
+            time.sleep(0.5)
+        yield api
+    finally:
+        _stop(proc, signal.SIGTERM)
+        log.close()
+
+
+def test_serve_registers_the_nightly_deployment_on_a_prefect_server(
+        prefect_server: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spec = REPO / "infra" / "sweeps" / "nightly.yaml"
+    log = (tmp_path / "serve.log").open("wb")
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "flows.nightly", "serve", "--spec", str(spec)],
+        cwd=REPO, env=_clean_env(PREFECT_API_URL=prefect_server, AGENTSWEEP_HOME=str(home)),
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"{prefect_server}/deployments/name/agentsweep-nightly/nightly"
+    try:
+        deadline = time.monotonic() + 45
+        while (answer := httpx.get(url, timeout=5)).status_code == 404:
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "deployment not registered after 45 s"
+            time.sleep(0.5)
+        assert answer.status_code == 200, answer.text
+        deployment: dict[str, Any] = answer.json()
+        assert [s["schedule"]["cron"] for s in deployment["schedules"]] == ["0 2 * * *"]
+        assert all(s["active"] for s in deployment["schedules"])
+        assert deployment["parameters"] == {"spec_path": str(spec),
+                                            "baseline_run_id": "previous"}
+        assert deployment["entrypoint"].endswith("nightly.py:nightly")
+    finally:
+        _stop(serve)
+        log.close()
+    assert not home.joinpath("warehouse").exists()  # registering runs nothing
+
+
+def _trial(run_id: str, scenario: str, repeat: int, status: str, passed: bool | None
+           ) -> dict[str, Any]:
+    """A trials row with every required column filled with a placeholder, then the key fields."""
+    fill = {pa.types.is_string: "x", pa.types.is_integer: 0, pa.types.is_floating: 0.0,
+            pa.types.is_boolean: False, pa.types.is_timestamp: T0, pa.types.is_list: []}
+    row: dict[str, Any] = {}
+    for column in TABLES["trials"].columns:
+        if not column.nullable:
+            row[column.name] = next(v for test, v in fill.items() if test(column.type))
+    row.update(run_id=run_id, trial_id=f"{scenario}-{repeat}", attempt_id=f"{run_id}-{repeat}",
+               scenario_id=scenario, model="reference/golden", prompt_id="default",
+               memory_mode="chat", repeat=repeat, status=status, passed=passed)
+    return row
+
+
+def _run_row(run_id: str, started_at: datetime) -> dict[str, Any]:
+    return {"run_id": run_id, "invocation_id": run_id, "started_at": started_at,
+            "code_version": "test", "suite_ids": [], "suite_sha256s": [], "models": [],
+            "memory_modes": [], "repeats": 3, "grid_size": 0, "trials_run": 0, "argv": "test"}
+
+
+def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
+    root = tmp_path / "warehouse"
+    base, cand = "nightly-a", "nightly-b"
+    WarehouseWriter(root, base).write_batch({
+        "trials": [_trial(base, "V1", r, "complete", True) for r in range(3)]
+        + [_trial(base, "C1", r, "complete", r == 0) for r in range(2)]
+        + [_trial(base, "OLD", 0, "complete", True)],
+        "runs": [_run_row(base, T0)]})
+    WarehouseWriter(root, cand).write_batch({
+        "trials": [_trial(cand, "V1", r, "complete", r == 0) for r in range(3)]
+        + [_trial(cand, "C1", 0, "complete", True), _trial(cand, "C1", 1, "incomplete", None)]
+        + [_trial(cand, "NEW", 0, "agent_error", False)],
+        "runs": [_run_row(cand, T0 + timedelta(days=1))]})
+    reports = tmp_path / "reports"
+    comparison = write_comparison(root, reports, base, cand)
+    assert comparison.report == reports / "nightly-b-vs-nightly-a.csv"
+    assert list(reports.iterdir()) == [comparison.report]  # no temp file left behind
+    with comparison.report.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    got = [(r["scenario_id"], r["memory_mode"], r["transition"], r["change"],
+            r["candidate_incomplete"]) for r in rows]
+    assert got == [
+        ("V1", "chat", "3/3 -> 1/3", "regressed", "0"),
+        ("OLD", "chat", "1/1 -> -", "dropped", "0"),
+        ("NEW", "chat", "- -> 0/1", "new", "0"),
+        ("C1", "chat", "1/2 -> 1/1", "improved", "1"),
+    ]
+    assert comparison.changes() == {"regressed": 1, "dropped": 1, "new": 1, "improved": 1}
+    assert previous_nightly_run(root, cand) == base
+    assert previous_nightly_run(root, base) is None
+    with pytest.raises(ValueError, match="no trials"):
+        write_comparison(root, reports, "nightly-missing", cand)
+
+
+def test_nightly_flow_sweeps_then_compares_with_the_previous_night(
+        ray_local: Any, prefect_harness: None, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.nightly import nightly
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    lines = MEETING_SUITE.read_text("utf-8").splitlines()
+    f1 = json.loads(next(line for line in lines if '"id": "F1"' in line))
+    suite = tmp_path / "f1.jsonl"
+    suite.write_text(json.dumps(f1) + "\n", "utf-8")
+    spec = tmp_path / "nightly.yaml"
+    spec.write_text("suites: [f1.jsonl]\nmodels: [{name: reference/golden}]\nrepeats: 1\n")
+
+    first = nightly(str(spec), "previous")  # the first night: nothing to compare with
+    assert first.run_id.startswith("nightly-") and first.comparison is None
+    assert first.sweep.statuses == {"complete": 1}
+
+    # The next night the "agent" books despite the veto (F1's golden now breaks the rule).
+    f1["turns"][1]["golden"].insert(0, {"call": {"name": "reserve_room", "arguments": {
+        "room_id": "amber", "starts_at": "2026-08-07T15:00:00+03:00",
+        "duration_minutes": 60, "attendees": 6}}})
+    suite.write_text(json.dumps(f1) + "\n", "utf-8")
+    second = nightly(str(spec), "previous")
+    assert second.comparison is not None and second.comparison.baseline == first.run_id
+    report = home / "reports" / f"{second.run_id}-vs-{first.run_id}.csv"
+    assert second.comparison.report == report
+    with report.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["scenario_id"], r["transition"], r["change"]) for r in rows] == [
+        ("F1", "1/1 -> 0/1", "regressed")]

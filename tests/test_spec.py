@@ -1,0 +1,164 @@
+"""Sweep spec files: a valid spec becomes the expected SweepConfig; a broken one names the file,
+the line of the offending key and the field; the CLI refuses it with exit 2 and writes nothing."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import MEETING_SUITE, REPO
+from typer.testing import CliRunner
+
+from pipeline.catalog import CatalogError, bundled_suites
+from pipeline.models.faults import FaultProfile
+from pipeline.retry import RetryPolicy
+from pipeline.settings import ModelSettings
+from pipeline.spec import load_spec
+
+VALID = """\
+# a comment line
+run_id: spec-run
+suites:
+  - suites/mine.jsonl
+  - guest_pass
+models:
+  - name: reference/golden
+    temperature: 0.0
+    concurrency: 4
+    faults:
+      latency_ms: 5
+      rate_limit: 0.1
+  - name: openai/golden
+    api_base: http://127.0.0.1:8765/v1
+    concurrency: 2
+prompts: [default]
+memory_modes: [chat, structured]
+repeats: 2
+step_limit: 6
+retry:
+  max_attempts: 5
+  backoff_base_s: 0.25
+  backoff_max_s: 4
+batch_size: 10
+max_in_flight: 7
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), "utf-8")
+    return path
+
+
+@pytest.fixture
+def spec_dir(tmp_path: Path) -> Path:
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "mine.jsonl").write_bytes(MEETING_SUITE.read_bytes())
+    return tmp_path
+
+
+def test_a_valid_spec_loads_into_the_expected_config(spec_dir: Path) -> None:
+    warehouse = spec_dir / "wh"
+    config = load_spec(_write(spec_dir, VALID), warehouse)
+    guest = next(p for p in bundled_suites() if p.stem == "guest_pass")
+    assert config.suites == [(spec_dir / "suites" / "mine.jsonl").resolve(), guest]
+    assert config.models == ["reference/golden", "openai/golden"]
+    assert config.model_settings == [
+        ModelSettings(name="reference/golden", concurrency=4,
+                      faults=FaultProfile(latency_ms=5, rate_limit=0.1)),
+        ModelSettings(name="openai/golden", api_base="http://127.0.0.1:8765/v1", concurrency=2),
+    ]
+    assert config.retry == RetryPolicy(max_attempts=5, backoff_base_s=0.25, backoff_max_s=4)
+    assert (config.run_id, config.temperature, config.prompts, config.memory_modes) == (
+        "spec-run", 0.0, ["default"], ["chat", "structured"])
+    assert (config.repeats, config.step_limit, config.batch_size, config.max_in_flight) == (
+        2, 6, 10, 7)
+    assert (config.resume, config.ray_address, config.warehouse) == (False, None, warehouse)
+
+
+def test_overrides_win_and_a_spec_without_run_id_gets_a_fresh_one(spec_dir: Path) -> None:
+    path = _write(spec_dir, VALID)
+    config = load_spec(path, spec_dir / "wh", {"run_id": "other", "resume": True,
+                                               "repeats": 9, "ray_address": "127.0.0.1:6379"})
+    assert (config.run_id, config.resume, config.repeats, config.ray_address) == (
+        "other", True, 9, "127.0.0.1:6379")
+    minimal = load_spec(_write(spec_dir, "models: [{name: reference/golden}]\n", "min.yaml"),
+                        spec_dir / "wh")
+    assert minimal.suites == [] and minimal.repeats == 3 and "run_id" not in \
+        minimal.model_fields_set and minimal.retry == RetryPolicy()
+
+
+def test_the_shipped_specs_load() -> None:
+    nightly = load_spec(REPO / "infra" / "sweeps" / "nightly.yaml", Path("/nonexistent"))
+    assert nightly.models == ["reference/golden"] and len(nightly.suites) == 2
+    swap = load_spec(REPO / "infra" / "sweeps" / "model_swap.yaml", Path("/nonexistent"))
+    assert len(swap.models) == 2 and swap.run_id == "model-swap"
+
+
+BROKEN = [
+    # (file text, line, field, words in the message)
+    ("models: [{name: reference/golden}]\nrepeats: 0\n", 2, "repeats", "greater than"),
+    ("models:\n  - name: reference/golden\n    temprature: 0.2\n", 3, "models.0.temprature",
+     "Extra inputs"),
+    ("suites: [intent_change]\n", 1, "models", "Field required"),
+    ("models:\n  - name: reference/golden\nmemory_modes:\n  - chat\n  - sumary\n", 5,
+     "memory_modes.1", "'chat', 'summary' or 'structured'"),
+    ("models:\n  - name: openai/gpt-4o-mini\n    faults: {rate_limit: 0.5}\n", 2, "models.0",
+     "only for reference models"),
+    ("models:\n  - name: reference/golden\n    faults:\n      rate_limit: 0.7\n"
+     "      server_error: 0.7\n", 3, "models.0.faults", "sum to 1.4"),
+    ("models: [{name: reference/golden}]\nretry:\n  backoff_base_s: 9\n  backoff_max_s: 1\n"
+     "  max_atempts: 2\n", 5, "retry.max_atempts", "Extra inputs"),
+    ("models: [{name: reference/golden}]\nsuites:\n  - intent_change\n  - nope\n", 4,
+     "suites.1", "unknown bundled suite 'nope'"),
+    ("models: [{name: reference/golden}]\nsuites:\n  - missing/file.jsonl\n", 3, "suites.0",
+     "no such suite file"),
+    ("run_id: has space\nmodels: [{name: reference/golden}]\n", 1, "run_id", "run id"),
+    ("models:\n  - name: reference/golden\n  - name: reference/golden\n", 3, "models.1.name",
+     "listed twice"),
+    ("models:\n  - name: openai/a\n    concurrency: 4\n  - name: openai/b\n    concurrency: 2\n",
+     5, "models.1.concurrency", "already has concurrency 4"),
+    ("models:\n  - name: reference/golden\n    params: {top_p: 0.9}\n", 3, "models.0.params",
+     "not yet applied"),
+    ("models:\n  - name: reference/golden\n    params: {temperature: 0.9}\n", 3,
+     "models.0.params", "temperature cannot be set in params"),
+    ("models: [{name: reference/golden}]\nrepeats: 2\nrepeats: 3\n", 3, "repeats",
+     "duplicate key (first on line 2)"),
+    ("models: [{name: reference/golden}\nrepeats: 2\n", 2, "-", "invalid YAML"),
+    ("- just\n- a list\n", 1, "-", "a sweep spec is a mapping"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "field", "words"), BROKEN)
+def test_a_broken_spec_names_line_and_field(tmp_path: Path, text: str, line: int, field: str,
+                                            words: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(CatalogError) as caught:
+        load_spec(path, tmp_path / "wh")
+    error = caught.value
+    assert (error.path, error.line, error.field) == (str(path), line, field), str(error)
+    assert words in error.message
+    assert str(error).startswith(f"{path}:{line}: {field}: ")
+
+
+def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import cli
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    path = _write(tmp_path, "models:\n  - name: reference/golden\n    concurrency: -1\n")
+    runner = CliRunner()
+    result = runner.invoke(cli.app, ["run", "--spec", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:3: models.0.concurrency: Input should be greater than or equal to 1" in \
+        result.stderr
+    assert not home.exists()
+
+    both = runner.invoke(cli.app, ["run", "--spec", str(path), "--model", "reference/golden"])
+    assert both.exit_code == 2 and "--spec" in both.stderr
+    resume = _write(tmp_path, "models: [{name: reference/golden}]\n", "ok.yaml")
+    no_id = runner.invoke(cli.app, ["run", "--spec", str(resume), "--resume"])
+    assert no_id.exit_code == 2 and "--resume needs --run-id" in no_id.stderr
+    assert not home.exists()
