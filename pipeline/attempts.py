@@ -12,9 +12,12 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, get_args
 
 from pipeline.errors import InfraErrorKind
@@ -78,7 +81,7 @@ class RetryBook:
     prior: Mapping[str, int] = field(default_factory=dict)
     """trial_id -> attempts already recorded for this run (resume continues the count)."""
     rng: random.Random = field(default_factory=random.Random)
-    clock: Any = time.monotonic
+    clock: Callable[[], float] = time.monotonic
     _waiting: list[_Due] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -112,3 +115,23 @@ class RetryBook:
         if not self._waiting:
             return None
         return max(0.0, self._waiting[0].at - self.clock())
+
+
+def write_attempts(root: Path, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """One atomic ``attempts`` file for a run (WarehouseWriter.write_batch does not write this
+    table: it is not in its WRITE_ORDER)."""
+    from warehouse.schema import TABLES
+    from warehouse.writer import table_dir, to_arrow, validate_run_id, write_atomic
+
+    data = to_arrow(TABLES["attempts"], rows)
+    part = f"part-{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(6)}.parquet"
+    write_atomic(table_dir(root, "attempts") / f"run_id={validate_run_id(run_id)}" / part, data)
+
+
+def attempt_counts(root: Path, run_id: str) -> dict[str, int]:
+    """trial_id -> attempts already recorded for the run (a resume continues the numbering)."""
+    from warehouse.query import run_sql
+
+    result = run_sql(root, "SELECT trial_id, max(attempt) FROM attempts WHERE run_id = $run_id "
+                           "GROUP BY trial_id", {"run_id": run_id})
+    return {row[0]: int(row[1]) for row in result.rows}

@@ -1,18 +1,41 @@
-"""Run trials as Ray tasks with a bounded number in flight; results stream to a callback.
+"""Run trials on Ray with a bounded number in flight; retries and results stream to callbacks.
 
 Ray is imported lazily. A local Ray is started unless an address is given (``--ray-address``
 or ``RAY_ADDRESS``); see pipeline.hygiene for how its processes are kept on loopback.
+
+Where things happen:
+
+- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, spread
+  over the nodes), each running up to ``ceil(max_in_flight / workers)`` trials at once in
+  threads: a trial mostly waits on its model, so a CPU's worth of process serves many trials.
+- **Retries live on the driver.** Every finished attempt is settled by ``RetryBook``: an
+  infrastructure failure is re-submitted after the policy's backoff (Retry-After honoured),
+  possibly to another worker; a worker that dies mid-trial is replaced and its trials come
+  back as ``harness_error`` attempts and are retried the same way. Ray's own task retries are
+  off so that every attempt is seen and recorded.
+- **Bounded**: trials running plus trials waiting out a backoff never exceed ``max_in_flight``;
+  the grid is pulled from its iterator only as room frees up.
+- **Limits** per model or provider group hold across the cluster (pipeline.limits).
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.attempts import Attempt, RetryBook
 from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
+from pipeline.limits import CallGate, create_limiters
+from pipeline.models.faults import FaultProfile
+from pipeline.retry import RetryPolicy
 from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
 
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -25,14 +48,139 @@ WORKER_ENV = {
 }
 
 
-def _run_trial_task(spec: TrialSpec, ctx: RunContext) -> TrialResult:
-    import ray
+@dataclass(frozen=True)
+class ExecuteOptions:
+    """How ``execute`` runs the trials, beyond how many are in flight."""
 
-    node_id = ray.get_runtime_context().get_node_id()
-    try:
-        return run_trial(spec, ctx, node_id=node_id)
-    except Exception as exc:  # a harness bug: recorded as such, never as an agent failure
-        return harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Concurrent model calls per model name or provider group (LiteLLM prefix); none = no
+    limit beyond ``max_in_flight``."""
+    faults: Mapping[str, FaultProfile] = field(default_factory=dict)
+    """Model name -> faults injected in process around each call (reference models)."""
+    prior_attempts: Mapping[str, int] = field(default_factory=dict)
+    """trial_id -> attempts already recorded for this run; numbering continues after them."""
+    workers: int | None = None
+    """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
+    seed: int | None = None
+    """Seed of the retry jitter."""
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """What a worker needs to build the CallGate of an attempt."""
+
+    limiters: Mapping[str, Any]
+    faults: Mapping[str, FaultProfile]
+
+
+@dataclass(frozen=True)
+class WorkerOutput:
+    result: TrialResult
+    retry_after_s: float | None = None
+    """Retry-After of the infrastructure error that ended the attempt, if the provider sent one."""
+
+
+class TrialWorker:
+    """A Ray actor that runs trials in threads (``max_concurrency`` of them)."""
+
+    def __init__(self) -> None:
+        from pipeline.llm import litellm_module
+
+        litellm_module()  # once per process, before threads race for it
+
+    def run(self, spec: TrialSpec, ctx: RunContext, gates: GateConfig,
+            holder: str) -> WorkerOutput:
+        import ray
+
+        from pipeline.llm import model_call_guard
+
+        node_id = ray.get_runtime_context().get_node_id()
+        # Injected faults are reproducible per (trial, attempt): the holder's prefix.
+        gate = CallGate(holder, gates.limiters, gates.faults,
+                        rng=random.Random(holder.rpartition(":")[0]))
+        with model_call_guard(gate):
+            try:
+                result = run_trial(spec, ctx, node_id=node_id)
+            except Exception as exc:  # a harness bug: recorded as such, never as the agent's
+                result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
+        return WorkerOutput(result, gate.retry_after_s)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class WorkerPool:
+    """The TrialWorker actors; a dead one is replaced. Kept across ``execute`` calls of one
+    Ray session (imports are paid once); it reserves no CPU, so it blocks no other Ray work."""
+
+    def __init__(self, ray: Any, size: int, threads: int, key: tuple[str, ...]) -> None:
+        self.ray = ray
+        self.size = size
+        self.threads = threads
+        self.key = key
+        self.actors = [self._spawn() for _ in range(size)]
+        self.generation = [0] * size
+        self.load = [0] * size
+
+    def _spawn(self) -> Any:
+        return self.ray.remote(TrialWorker).options(
+            num_cpus=0, max_concurrency=self.threads, max_restarts=0, max_task_retries=0,
+            scheduling_strategy="SPREAD").remote()
+
+    def submit(self, *args: Any) -> tuple[Any, int, int]:
+        slot = min(range(self.size), key=self.load.__getitem__)
+        self.load[slot] += 1
+        return self.actors[slot].run.remote(*args), slot, self.generation[slot]
+
+    def done(self, slot: int) -> None:
+        self.load[slot] -= 1
+
+    def replace(self, slot: int, generation: int) -> None:
+        """Replace the actor of a slot after it died (once per death, not per lost trial)."""
+        if self.generation[slot] == generation:
+            self.ray.kill(self.actors[slot], no_restart=True)
+            self.actors[slot] = self._spawn()
+            self.generation[slot] += 1
+
+    def alive(self) -> bool:
+        """Every worker answers (one died while idle: build a new pool rather than lose a trial
+        attempt to it)."""
+        try:
+            self.ray.get([actor.pid.remote() for actor in self.actors], timeout=30)
+            return True
+        except (self.ray.exceptions.RayError, TimeoutError):
+            return False
+
+    def shutdown(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor, no_restart=True)
+        self.actors = []
+
+
+_pool: WorkerPool | None = None
+
+
+def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
+    global _pool
+    context = ray.get_runtime_context()
+    key = (str(context.gcs_address), str(context.get_node_id()), str(context.get_job_id()))
+    if (_pool is not None and (_pool.key, _pool.size) == (key, size)
+            and _pool.threads >= threads and _pool.alive()):
+        return _pool
+    shutdown_pool()
+    _pool = WorkerPool(ray, size, threads, key)
+    return _pool
+
+
+def shutdown_pool() -> None:
+    global _pool
+    if _pool is not None:
+        try:
+            _pool.shutdown()
+        except Exception:  # Ray is already gone (shut down elsewhere): nothing left to free
+            pass
+        _pool = None
 
 
 @contextmanager
@@ -72,39 +220,117 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     try:
         yield ray
     finally:
+        shutdown_pool()
         ray.shutdown()
 
 
 def execute(specs: Iterable[TrialSpec], ctx: RunContext, on_result: Callable[[TrialResult], None],
-            max_in_flight: int = 64) -> int:
-    """Submit trials to the connected Ray, at most ``max_in_flight`` at once. Returns the count."""
+            max_in_flight: int = 64, *, options: ExecuteOptions | None = None,
+            on_attempt: Callable[[Attempt], None] | None = None) -> int:
+    """Run every spec to a final outcome on the connected Ray; returns the number of trials.
+
+    ``on_attempt`` sees every attempt (retried ones too) before ``on_result`` sees the final
+    result of its trial. At most ``max_in_flight`` trials run or wait for a retry at once.
+    """
     import ray
 
-    remote = ray.remote(num_cpus=1, max_retries=2)(_run_trial_task)
-    ctx_ref = ray.put(ctx)
-    in_flight: dict[Any, TrialSpec] = {}
-    done = 0
-
-    def drain(min_left: int) -> None:
-        nonlocal done
-        while len(in_flight) > min_left:
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
-            for ref in ready:
-                spec = in_flight.pop(ref)
-                on_result(_result_of(ray, ref, spec, ctx))
-                done += 1
-
-    for spec in specs:
-        in_flight[remote.remote(spec, ctx_ref)] = spec
-        drain(max_in_flight - 1)
-    drain(0)
-    return done
+    run = _Execution(ray, ctx, options or ExecuteOptions(), max_in_flight, on_result, on_attempt)
+    return run.run(iter(specs))
 
 
-def _result_of(ray: Any, ref: Any, spec: TrialSpec, ctx: RunContext) -> TrialResult:
-    try:
-        result: TrialResult = ray.get(ref)
-        return result
-    except (ray.exceptions.RayTaskError, ray.exceptions.WorkerCrashedError,
-            ray.exceptions.NodeDiedError, ray.exceptions.TaskCancelledError) as exc:
-        return harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}")
+@dataclass
+class _Flight:
+    spec: TrialSpec
+    number: int
+    holder: str
+    slot: int
+    generation: int
+
+
+class _Execution:
+    def __init__(self, ray: Any, ctx: RunContext, options: ExecuteOptions, max_in_flight: int,
+                 on_result: Callable[[TrialResult], None],
+                 on_attempt: Callable[[Attempt], None] | None) -> None:
+        self.ray = ray
+        self.ctx = ctx
+        self.max_in_flight = max_in_flight
+        self.on_result = on_result
+        self.on_attempt = on_attempt
+        self.book = RetryBook(options.retry, options.prior_attempts,
+                              rng=random.Random(options.seed))
+        self.limiters = create_limiters(ray, ctx.run_id, options.limits)
+        self.gates = GateConfig(self.limiters, dict(options.faults))
+        size = options.workers or int(ray.cluster_resources().get("CPU", 1))
+        size = max(1, min(size, max_in_flight))
+        self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
+        self.ctx_ref = ray.put(ctx)
+        self.in_flight: dict[Any, _Flight] = {}
+        self.finished = 0
+
+    def run(self, source: Iterator[TrialSpec]) -> int:
+        clean = False
+        try:
+            exhausted = False
+            while True:
+                while (due := self.book.pop_due()) is not None:
+                    self._submit(*due)
+                while not exhausted and len(self.in_flight) + self.book.waiting < \
+                        self.max_in_flight:
+                    spec = next(source, None)
+                    if spec is None:
+                        exhausted = True
+                    else:
+                        self._submit(spec, self.book.first_attempt(spec))
+                if not self.in_flight and not self.book.waiting:
+                    break
+                self._collect()
+            clean = True
+            return self.finished
+        finally:
+            for handle in self.limiters.values():
+                self.ray.kill(handle, no_restart=True)
+            if not clean:  # trials may still run on the workers: do not hand them on
+                shutdown_pool()
+
+    def _submit(self, spec: TrialSpec, number: int) -> None:
+        holder = f"{spec.trial_id}:{number}:{uuid.uuid4().hex[:8]}"
+        ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, holder)
+        self.in_flight[ref] = _Flight(spec, number, holder, slot, generation)
+
+    def _collect(self) -> None:
+        """Wait for finished attempts, at most until the next retry is due."""
+        wait_s = self.book.seconds_to_next()
+        if not self.in_flight:
+            time.sleep(wait_s or 0.0)
+            return
+        refs = list(self.in_flight)
+        ready, rest = self.ray.wait(refs, num_returns=1, timeout=wait_s)
+        if ready and rest:
+            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
+        for ref in ready:
+            self._settle(ref)
+
+    def _settle(self, ref: Any) -> None:
+        flight = self.in_flight.pop(ref)
+        self.pool.done(flight.slot)
+        result, retry_after_s = self._output(ref, flight)
+        attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s)
+        if self.on_attempt is not None:
+            self.on_attempt(attempt)
+        if attempt.final:
+            self.finished += 1
+            self.on_result(result)
+
+    def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:
+        exceptions = self.ray.exceptions
+        try:
+            output: WorkerOutput = self.ray.get(ref)
+            return output.result, output.retry_after_s
+        except exceptions.RayError as exc:  # the worker died or Ray lost the task
+            if isinstance(exc, exceptions.RayActorError):
+                self.pool.replace(flight.slot, flight.generation)
+            for handle in self.limiters.values():  # permits the dead attempt still held
+                handle.release_holder.remote(flight.holder)
+            message = str(exc).strip().split("\n", 1)[0]
+            return harness_failure(flight.spec, self.ctx, f"{type(exc).__name__}: {message}"), None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.attempts import Attempt, write_attempts
 from pipeline.catalog import Suite, bundled_suites, load_suites
 from pipeline.grid import (
     DEFAULT_MODEL,
@@ -84,6 +86,11 @@ class SweepOutcome:
     summary_columns: list[str] = field(default_factory=list)
     summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
 
+    @property
+    def incomplete(self) -> int:
+        """Trials still without a final outcome (infrastructure failures after every retry)."""
+        return self.statuses.get("incomplete", 0)
+
 
 def load_plan_suites(config: SweepConfig) -> list[Suite]:
     """Load and validate every suite; raises CatalogError before anything runs."""
@@ -112,25 +119,53 @@ def final_trial_ids(root: Path, run_id: str) -> set[str]:
 
 
 class BatchSink:
-    """Collects trial results and writes them to the warehouse in batches."""
+    """Collects attempts and final trial results; writes them to the warehouse in batches.
+
+    A batch is written when ``batch_size`` final trials are pending, when ``flush_interval_s``
+    has passed since the last write (a slow sweep loses little to a crash), and at the end.
+    Its attempts file is written first and its trials file last: a trial row is the commit
+    marker, so a crash in between leaves attempts of trials that a resume runs again (their
+    numbering continues), never a trial without its attempt.
+    """
 
     def __init__(self, writer: WarehouseWriter, batch_size: int,
-                 on_trial: Callable[[TrialResult], None] | None = None) -> None:
+                 on_trial: Callable[[TrialResult], None] | None = None,
+                 flush_interval_s: float = 60.0) -> None:
         self.writer = writer
         self.batch_size = batch_size
         self.on_trial = on_trial
+        self.flush_interval_s = flush_interval_s
         self.statuses: dict[str, int] = {}
+        self.attempts = 0
         self._pending: list[TrialResult] = []
+        self._attempt_rows: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
 
     def __call__(self, result: TrialResult) -> None:
+        """A trial's final result (its last attempt)."""
         self.statuses[result.status] = self.statuses.get(result.status, 0) + 1
         self._pending.append(result)
         if self.on_trial is not None:
             self.on_trial(result)
-        if len(self._pending) >= self.batch_size:
+        self._maybe_flush()
+
+    def attempt(self, attempt: Attempt) -> None:
+        """Any finished attempt, retried or final."""
+        self.attempts += 1
+        self._attempt_rows.append(attempt.row())
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if (len(self._pending) >= self.batch_size
+                or len(self._attempt_rows) >= 4 * self.batch_size
+                or time.monotonic() - self._last_flush >= self.flush_interval_s):
             self.flush()
 
     def flush(self) -> None:
+        self._last_flush = time.monotonic()
+        if self._attempt_rows:
+            write_attempts(self.writer.root, self.writer.run_id, self._attempt_rows)
+            self._attempt_rows = []
         if not self._pending:
             return
         self.writer.write_batch({
@@ -143,17 +178,34 @@ class BatchSink:
 
 def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                  on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
-    from pipeline.executor import execute, ray_session
+    """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
+    final statuses. Limits, faults and api_base come from ``config.model_settings``."""
+    from pipeline.attempts import attempt_counts
+    from pipeline.executor import ExecuteOptions, execute, ray_session
+    from pipeline.limits import call_params_from, faults_from, limits_from, with_call_params
+    from pipeline.progress import SweepProgress
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
     sink = BatchSink(writer, config.batch_size, on_trial)
     ctx = RunContext(sweep_plan.run_id, code_version())
-    if sweep_plan.pending:
-        with ray_session(config.ray_address):
-            try:
-                execute(sweep_plan.pending, ctx, sink, config.max_in_flight)
-            finally:
-                sink.flush()
+    if not sweep_plan.pending:
+        return sink.statuses
+    options = ExecuteOptions(retry=config.retry, limits=limits_from(config),
+                             faults=faults_from(config),
+                             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id))
+    specs = with_call_params(sweep_plan.pending, call_params_from(config))
+    progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}")
+
+    def on_attempt(attempt: Attempt) -> None:
+        sink.attempt(attempt)
+        progress.attempt(attempt)
+
+    with ray_session(config.ray_address), progress:
+        try:
+            execute(specs, ctx, sink, config.max_in_flight, options=options,
+                    on_attempt=on_attempt)
+        finally:
+            sink.flush()
     return sink.statuses
 
 

@@ -66,7 +66,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     )
     trace = Trace()
     started = datetime.now(UTC)
-    status, error_kind, error_message = "complete", None, None
+    status, error_message = "complete", None
+    error_kind: str | None = None
     memory_error: AgentError | None = None
     try:
         agent.run([t.user for t in spec.scenario.turns], trace)

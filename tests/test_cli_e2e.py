@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import MEETING_SUITE
 
+from pipeline.catalog import load_suite
+
 BIN = Path(sys.executable).parent
+GRID = len(load_suite(MEETING_SUITE).scenarios) * 2  # chat mode only, 2 repeats
 _INET = re.compile(r'sin_addr=inet_addr\("([^"]+)"\)')
 _INET6 = re.compile(r'inet_pton\(AF_INET6, "([^"]+)"')
 
@@ -44,25 +47,25 @@ def _foreign_addresses(trace: Path) -> set[str]:
 def test_run_then_sql_then_resume_touch_only_loopback(tmp_path: Path) -> None:
     home = tmp_path / "home"
     trace = tmp_path / "connect.txt"
-    run = _agentsweep(home, "run", "--suite", str(MEETING_SUITE), "--repeats", "2",
-                      "--run-id", "cli", strace_to=trace)
+    args = ("--suite", str(MEETING_SUITE), "--repeats", "2", "--memory-mode", "chat",
+            "--run-id", "cli")
+    run = _agentsweep(home, "run", *args, strace_to=trace)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "pass rate, run cli" in run.stdout
-    assert "2/2" in run.stdout and "grid 8 trials" in run.stdout
+    assert "2/2" in run.stdout and f"grid {GRID} trials" in run.stdout
     assert _foreign_addresses(trace) == set()
     assert "sk-canary-e2e" not in run.stdout + run.stderr
 
     sql = _agentsweep(home, "sql", "--format", "csv",
                       "select count(*), count(distinct trial_id) from trials where run_id='cli'")
     assert sql.returncode == 0, sql.stderr
-    assert list(csv.reader(io.StringIO(sql.stdout)))[1] == ["8", "8"]
+    assert list(csv.reader(io.StringIO(sql.stdout)))[1] == [str(GRID), str(GRID)]
 
-    resumed = _agentsweep(home, "run", "--suite", str(MEETING_SUITE), "--repeats", "2",
-                          "--run-id", "cli", "--resume")
+    resumed = _agentsweep(home, "run", *args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert "executed 0" in resumed.stdout and "skipped 8" in resumed.stdout
+    assert "executed 0" in resumed.stdout and f"skipped {GRID}" in resumed.stdout
     total = _agentsweep(home, "sql", "--format", "json", "select count(*) as n from trials_all")
-    assert '"n": 8' in total.stdout
+    assert f'"n": {GRID}' in total.stdout
     leaked = subprocess.run(["grep", "-r", "-l", "sk-canary-e2e", str(home)],
                             capture_output=True, text=True, check=False)
     assert leaked.stdout == ""

@@ -198,6 +198,7 @@ MutantName = Literal[
     "mutant-false-claim",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
+ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")
 
 
 class Catch(Strict):
@@ -206,9 +207,7 @@ class Catch(Strict):
 
     mutant: MutantName
     check: str = Field(min_length=1)
-    modes: list[MemoryModeName] = Field(
-        default_factory=lambda: ["chat", "summary", "structured"]
-    )
+    modes: list[MemoryModeName] = Field(default_factory=lambda: list(ALL_MODES))
 
 
 class Scenario(Strict):
@@ -232,9 +231,11 @@ class Scenario(Strict):
     def _turns_in_range(self) -> Scenario:
         count = len(self.turns)
         expectations = self.expectations
-        for rule in [*expectations.forbidden_tools, *expectations.argument_constraints]:
-            if rule.from_turn > count:
-                raise ValueError(f"from_turn {rule.from_turn} is past the last turn ({count})")
+        starts = [r.from_turn for r in expectations.forbidden_tools]
+        starts += [r.from_turn for r in expectations.argument_constraints]
+        for start in starts:
+            if start > count:
+                raise ValueError(f"from_turn {start} is past the last turn ({count})")
         for constraint in expectations.argument_constraints:
             until = constraint.until_turn
             if until is not None and not constraint.from_turn <= until <= count:

@@ -7,9 +7,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from pipeline.catalog.models import Scenario, ToolCatalog
 
-SCHEMA_FILES = {
+SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "scenario.schema.json": Scenario,
     "tools.schema.json": ToolCatalog,
 }

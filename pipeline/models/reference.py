@@ -186,7 +186,7 @@ def register_reference_provider(litellm: Any) -> None:
 
 
 def _make_handler(litellm: Any) -> Any:
-    class ReferenceLLM(litellm.CustomLLM):  # type: ignore[misc, name-defined]
+    class ReferenceLLM(litellm.CustomLLM):  # type: ignore[misc]
         def completion(self, model: str, messages: list[dict[str, Any]], *args: Any,
                        **kwargs: Any) -> Any:
             metadata = (kwargs.get("litellm_params") or {}).get("metadata") or {}

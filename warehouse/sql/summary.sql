@@ -1,6 +1,13 @@
 -- Pass rate as k/n per scenario x model x prompt x memory mode for one run.
 -- n counts final outcomes (complete, agent_error, limit); incomplete trials (infrastructure
--- failures) are left out of the rate and counted on their own.
+-- failures that outlasted every retry) are left out of the rate and counted on their own.
+-- attempts counts every execution attempt of the cell's trials (retries included).
+WITH tried AS (
+    SELECT trial_id, count(*) AS attempts
+    FROM attempts
+    WHERE run_id = $run_id
+    GROUP BY trial_id
+)
 SELECT
     scenario_id,
     model,
@@ -10,8 +17,10 @@ SELECT
     count(*) FILTER (WHERE status <> 'incomplete') AS n,
     printf('%d/%d', k, n) AS pass_rate,
     count(*) FILTER (WHERE status IN ('agent_error', 'limit')) AS agent_errors,
-    count(*) FILTER (WHERE status = 'incomplete') AS incomplete
+    count(*) FILTER (WHERE status = 'incomplete') AS incomplete,
+    coalesce(sum(tried.attempts), 0) AS attempts
 FROM trials
+LEFT JOIN tried USING (trial_id)
 WHERE run_id = $run_id
 GROUP BY ALL
 ORDER BY scenario_id, model, prompt_id, memory_mode;

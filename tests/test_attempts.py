@@ -1,0 +1,148 @@
+"""Retry bookkeeping, the concurrency limiter and the progress counts, without Ray."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime
+
+import pytest
+from conftest import MEETING_SUITE
+
+from pipeline.attempts import RetryBook
+from pipeline.catalog import load_suites
+from pipeline.errors import InfraError
+from pipeline.grid import ModelConfig, TrialSpec, expand
+from pipeline.limits import CallGate, ConcurrencyLimiter, limit_key, limits_from
+from pipeline.models.faults import FaultProfile
+from pipeline.progress import SweepProgress, progress_enabled
+from pipeline.retry import RetryPolicy
+from pipeline.trial import TrialResult
+
+CANARY = "sk-canary-attempts-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def spec() -> TrialSpec:
+    suites = load_suites([MEETING_SUITE])
+    return next(expand(suites, [ModelConfig("reference/golden")], ["default"], ["chat"], 1))
+
+
+def _result(spec: TrialSpec, status: str, error_kind: str | None = None,
+            message: str | None = None) -> TrialResult:
+    now = datetime.now(UTC)
+    return TrialResult({"run_id": "r", "trial_id": spec.trial_id, "attempt_id": "a",
+                        "status": status, "error_kind": error_kind, "error_message": message,
+                        "node_id": None, "started_at": now, "finished_at": now})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_infra_failures_retry_until_max_attempts_then_stay_incomplete(spec: TrialSpec) -> None:
+    clock = Clock()
+    book = RetryBook(RetryPolicy(max_attempts=3, backoff_base_s=1, backoff_max_s=8),
+                     rng=random.Random(1), clock=clock)
+    number = book.first_attempt(spec)
+    for kind in ("rate_limit", "harness_error"):
+        attempt = book.settle(spec, number, _result(spec, "incomplete", kind))
+        assert not attempt.final and attempt.retry_delay_s is not None
+        assert book.pop_due() is None  # not before its backoff
+        clock.now += attempt.retry_delay_s
+        due = book.pop_due()
+        assert due == (spec, number + 1)
+        number = due[1]
+    last = book.settle(spec, number, _result(spec, "incomplete", "timeout"))
+    assert (last.number, last.final, last.retry_delay_s) == (3, True, None)
+    assert book.waiting == 0
+
+
+@pytest.mark.parametrize("status,kind", [("complete", None), ("agent_error", "empty_response"),
+                                         ("limit", "step_limit")])
+def test_agent_outcomes_are_never_retried(spec: TrialSpec, status: str, kind: str | None) -> None:
+    book = RetryBook(RetryPolicy(max_attempts=5))
+    attempt = book.settle(spec, 1, _result(spec, status, kind))
+    assert attempt.final and book.waiting == 0
+
+
+def test_retry_after_is_honoured_and_resume_continues_numbering(spec: TrialSpec) -> None:
+    book = RetryBook(RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=5),
+                     prior={spec.trial_id: 4}, rng=random.Random(0))
+    number = book.first_attempt(spec)
+    assert number == 5  # attempts 1-4 were recorded by an earlier invocation
+    attempt = book.settle(spec, number, _result(spec, "incomplete", "rate_limit"), 2.5)
+    assert not attempt.final  # a resume gets a fresh budget of max_attempts
+    assert attempt.retry_delay_s is not None and attempt.retry_delay_s >= 2.5
+    assert book.settle(spec, 6, _result(spec, "incomplete", "rate_limit")).final
+
+
+def test_attempt_row_is_redacted(spec: TrialSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACME_API_KEY", CANARY)
+    book = RetryBook(RetryPolicy(max_attempts=1))
+    result = _result(spec, "incomplete", "connection", f"refused; key={CANARY}")
+    row = book.settle(spec, 1, result).row()
+    assert CANARY not in str(row)
+    assert (row["attempt"], row["outcome"], row["error_kind"]) == (1, "incomplete", "connection")
+
+
+def test_limiter_holds_its_limit_and_reclaims_a_dead_holder() -> None:
+    async def scenario() -> dict[str, int]:
+        limiter = ConcurrencyLimiter("t", 2)
+        await limiter.acquire("a")
+        await limiter.acquire("dead")
+        waiting = [asyncio.create_task(limiter.acquire(h)) for h in ("b", "c")]
+        await asyncio.sleep(0)
+        assert not any(t.done() for t in waiting)
+        assert await limiter.release_holder("dead") == 1  # its worker died holding a permit
+        await asyncio.sleep(0)
+        assert waiting[0].done() and not waiting[1].done()
+        await limiter.release("a")
+        await limiter.release("ghost")  # unknown holder: no double free
+        await asyncio.gather(*waiting)
+        return await limiter.stats()
+
+    stats = asyncio.run(scenario())
+    assert stats == {"limit": 2, "in_use": 2, "waiting": 0, "max_in_use": 2, "granted": 4}
+
+
+def test_limits_come_from_model_settings_by_provider_group() -> None:
+    from pipeline.settings import ModelSettings
+
+    class Config:
+        model_settings = [ModelSettings(name="openai/a", concurrency=4),
+                          ModelSettings(name="openai/b"), ModelSettings(name="reference/golden")]
+
+    limits = limits_from(Config())
+    assert limits == {"openai": 4}
+    assert limit_key("openai/b", limits) == "openai"
+    assert limit_key("reference/golden", limits) is None
+    assert limits_from(object()) == {}  # a config without model_settings: no limits
+
+
+def test_gate_injects_faults_and_remembers_retry_after() -> None:
+    gate = CallGate("t:1", faults={"reference/golden": FaultProfile(rate_limit=1.0,
+                                                                    retry_after_s=0.7)})
+    with pytest.raises(InfraError) as caught, gate("reference/golden"):
+        pass
+    assert caught.value.kind == "rate_limit" and gate.retry_after_s == 0.7
+    with gate("openai/other"):  # no profile, no limiter: a no-op
+        pass
+
+
+def test_progress_counts_and_switch(spec: TrialSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    book = RetryBook(RetryPolicy(max_attempts=2, backoff_base_s=0))
+    progress = SweepProgress(1, enabled=False)
+    with progress:
+        progress.attempt(book.settle(spec, 1, _result(spec, "incomplete", "timeout")))
+        assert (progress.done, progress.failed, progress.retrying) == (0, 0, 1)
+        progress.attempt(book.settle(spec, 2, _result(spec, "incomplete", "timeout")))
+    assert (progress.done, progress.failed, progress.retrying) == (1, 1, 0)
+    monkeypatch.setenv("AGENTSWEEP_PROGRESS", "0")
+    assert not progress_enabled()
+
+

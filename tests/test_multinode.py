@@ -1,0 +1,236 @@
+"""A real two-node Ray cluster on this machine, started with the `ray start` CLI, and
+`agentsweep run --ray-address` against it: trials must land on both nodes.
+
+Why 127.0.0.2 and 127.0.0.3 and not 127.0.0.1: Ray rewrites the literal 127.0.0.1 (and
+``localhost``) in ``--address``, ``--node-ip-address`` and ``ray.init(address=...)`` into the
+machine's routable address, found with a UDP connect to 8.8.8.8:53, unless
+``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``; and a worker-node ``ray start`` refuses to run with that
+switch. Other loopback addresses are left alone, so every node, the driver and the workers
+talk over loopback only. The head node gets the switch (its own probes then answer 127.0.0.1).
+
+Each node runs in its own session (``start_new_session``) with its own ``--temp-dir``, ports and
+worker-port range; teardown signals only the processes of those sessions (never ``ray stop``,
+which would stop every Ray on the machine, the test session's own included).
+
+Under strace (when installed) the head and the driver, with everything they start, must connect
+to loopback only. The worker node's ``ray start`` and its runtime-env agent make UDP route
+lookups to 8.8.8.8:53 (Ray's ``get_node_ip_address()`` for log prefixes; a UDP connect sends no
+packet); nothing else.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import MEETING_SUITE
+
+from pipeline.hygiene import FORCED, RAY_START_PROXY
+
+BIN = Path(sys.executable).parent
+HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
+STRACE = shutil.which("strace")
+_CONNECT = re.compile(r'sin6?_port=htons\((\d+)\), (?:sin_addr=inet_addr\("([^"]+)"\)|'
+                      r'sin6_flowinfo=[^,]+, inet_pton\(AF_INET6, "([^"]+)")')
+_ROUTE_LOOKUP = {("8.8.8.8", 53), ("2001:4860:4860::8888", 53)}
+
+
+def _is_loopback(address: str) -> bool:
+    address = address.removeprefix("::ffff:")
+    return address.startswith("127.") or address == "::1"
+
+
+def _foreign(trace: Path) -> set[tuple[str, int]]:
+    found = {(m[1] or m[2], int(m[0])) for m in _CONNECT.findall(trace.read_text())}
+    return {(a.removeprefix("::ffff:"), p) for a, p in found if not _is_loopback(a)}
+
+
+class _Ports:
+    """Hands out ports free right now, never the same one twice."""
+
+    def __init__(self) -> None:
+        self.taken: set[int] = set()
+
+    def block(self, count: int) -> list[int]:
+        while True:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                start: int = probe.getsockname()[1]
+            ports = list(range(start, start + count))
+            if ports[-1] < 65000 and not self.taken & set(ports) and all(map(_bindable, ports)):
+                self.taken.update(ports)
+                return ports
+
+    def one(self) -> int:
+        return self.block(1)[0]
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+def _session_pids(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (a session this test created)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _signal_session(sid: int, sig: int) -> None:
+    for pid in _session_pids(sid):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+@dataclass
+class Node:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    trace: Path | None
+
+    def wait_ready(self, deadline: float) -> None:
+        while b"block forever" not in self.log.read_bytes():
+            assert self.proc.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
+            assert time.monotonic() < deadline, f"{self.name} not up:\n{self.log.read_text()}"
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        """SIGTERM `ray start --block` (it stops its processes), then the rest of its session."""
+        sid = self.proc.pid
+        _signal_session(sid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while _session_pids(sid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        _signal_session(sid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@dataclass
+class Cluster:
+    address: str
+    root: Path
+    nodes: list[Node] = field(default_factory=list)
+
+
+def _node_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("RAY_", "PREFECT_")) and k.lower() not in
+           {"http_proxy", "https_proxy", "no_proxy"}}
+    env.update({**FORCED, "RAY_AUTH_MODE": "disabled", **RAY_START_PROXY, **extra})
+    return env
+
+
+def _start(name: str, args: list[str], root: Path, env: dict[str, str]) -> Node:
+    log = root / f"{name}.log"
+    trace = root / f"{name}.strace" if STRACE else None
+    command = [str(BIN / "ray"), "start", "--block", *args]
+    if trace is not None:
+        command = [str(STRACE), "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
+                   str(trace), *command]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    return Node(name, proc, log, trace)
+
+
+@pytest.fixture(scope="module")
+def two_nodes() -> Iterator[Cluster]:
+    # Short root: Ray's unix socket paths under it must stay below 108 bytes.
+    root = Path(tempfile.mkdtemp(prefix="asmn-", dir="/tmp"))
+    ports = _Ports()
+    gcs, dashboard, head_agent, worker_agent = (ports.one() for _ in range(4))
+    head_workers, worker_workers = ports.block(40), ports.block(40)
+    cluster = Cluster(f"{HEAD_IP}:{gcs}", root)
+    common = ["--num-cpus=1", "--object-store-memory=100000000"]
+    try:
+        deadline = time.monotonic() + 60
+        head = _start("head", [
+            "--head", f"--node-ip-address={HEAD_IP}", f"--port={gcs}",
+            "--include-dashboard=false", f"--dashboard-port={dashboard}",
+            "--disable-usage-stats", f"--temp-dir={root / 'head'}",
+            f"--dashboard-agent-listen-port={head_agent}",
+            f"--min-worker-port={head_workers[0]}", f"--max-worker-port={head_workers[-1]}",
+            *common], root, _node_env(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0"))
+        cluster.nodes.append(head)
+        head.wait_ready(deadline)
+        worker = _start("worker", [
+            f"--address={cluster.address}", f"--node-ip-address={WORKER_IP}",
+            f"--temp-dir={root / 'worker'}", f"--dashboard-agent-listen-port={worker_agent}",
+            f"--min-worker-port={worker_workers[0]}",
+            f"--max-worker-port={worker_workers[-1]}", *common], root, _node_env())
+        cluster.nodes.append(worker)
+        worker.wait_ready(deadline)
+        yield cluster
+    finally:
+        for node in reversed(cluster.nodes):
+            node.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    env["AGENTSWEEP_HOME"] = str(home)
+    command = [str(BIN / "agentsweep"), *args]
+    if trace is not None:
+        command = [str(STRACE), "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
+                   str(trace), *command]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240,
+                          check=False)
+
+
+def test_a_sweep_spreads_over_both_nodes_on_loopback_only(two_nodes: Cluster,
+                                                          tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    trace = tmp_path / "driver.strace" if STRACE else None
+    run = _agentsweep(home, trace, "run", "--ray-address", two_nodes.address,
+                      "--suite", str(MEETING_SUITE), "--memory-mode", "chat",
+                      "--repeats", "4", "--run-id", "multi")
+    assert run.returncode == 0, run.stdout + run.stderr
+    sql = _agentsweep(home, None, "sql", "--format", "csv",
+                      "select count(distinct node_id), count(*), "
+                      "count(*) filter (where status = 'complete') "
+                      "from trials where run_id = 'multi'")
+    assert sql.returncode == 0, sql.stderr
+    nodes, trials, complete = list(csv.reader(io.StringIO(sql.stdout)))[1]
+    assert nodes == "2", f"all {trials} trials ran on one node"
+    assert int(trials) >= 16 and complete == trials
+    runs = _agentsweep(home, None, "sql", "--format", "csv",
+                       "select ray_address from runs where run_id = 'multi'")
+    assert list(csv.reader(io.StringIO(runs.stdout)))[1] == [two_nodes.address]
+
+    if STRACE is None:
+        pytest.skip("strace is not installed: loopback-only not checked (.ci/run installs it)")
+    head, worker = two_nodes.nodes
+    assert trace is not None and head.trace is not None and worker.trace is not None
+    assert _foreign(trace) == set(), "the driver connected beyond loopback"
+    assert _foreign(head.trace) == set(), "the head node connected beyond loopback"
+    assert _foreign(worker.trace) <= _ROUTE_LOOKUP, _foreign(worker.trace)
