@@ -86,12 +86,15 @@ def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcom
 def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None = PREVIOUS,
                cron: str = CRON, name: str = DEPLOYMENT_NAME) -> RunnerDeployment:
     """The scheduled deployment of ``nightly`` (the spec path is made absolute)."""
-    return nightly.to_deployment(
+    made = nightly.to_deployment(
         name=name, cron=cron,
         parameters={"spec_path": str(Path(spec_path).resolve()),
                     "baseline_run_id": baseline_run_id},
         description="Nightly regression sweep and baseline comparison (agentsweep).",
         tags=["agentsweep", "nightly"])
+    if not isinstance(made, RunnerDeployment):  # only from async code, which this is not
+        raise TypeError("deployment() must be called from synchronous code")
+    return made
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 from pipeline.attempts import Attempt, RetryBook
 from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
-from pipeline.limits import CallGate, create_limiters
+from pipeline.limits import CallGate, LimiterRef, create_limiters
 from pipeline.models.faults import FaultProfile
 from pipeline.retry import RetryPolicy
 from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
@@ -70,7 +70,7 @@ class ExecuteOptions:
 class GateConfig:
     """What a worker needs to build the CallGate of an attempt."""
 
-    limiters: Mapping[str, Any]
+    limiters: Mapping[str, LimiterRef]
     faults: Mapping[str, FaultProfile]
 
 
@@ -82,23 +82,25 @@ class WorkerOutput:
 
 
 class TrialWorker:
-    """A Ray actor that runs trials in threads (``max_concurrency`` of them)."""
+    """A Ray actor that runs trials in threads (``max_concurrency`` of them). ``worker_id``
+    names it at the limiters, which lease permits to the process as a whole."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker_id: str) -> None:
         from pipeline.llm import litellm_module
 
+        self.worker_id = worker_id
         litellm_module()  # once per process, before threads race for it
 
     def run(self, spec: TrialSpec, ctx: RunContext, gates: GateConfig,
-            holder: str) -> WorkerOutput:
+            attempt_key: str) -> WorkerOutput:
         import ray
 
         from pipeline.llm import model_call_guard
 
         node_id = ray.get_runtime_context().get_node_id()
-        # Injected faults are reproducible per (trial, attempt): the holder's prefix.
-        gate = CallGate(holder, gates.limiters, gates.faults,
-                        rng=random.Random(holder.rpartition(":")[0]))
+        # Injected faults are reproducible per (trial, attempt).
+        gate = CallGate(self.worker_id, gates.limiters, gates.faults,
+                        rng=random.Random(attempt_key))
         with model_call_guard(gate):
             try:
                 result = run_trial(spec, ctx, node_id=node_id)
@@ -119,14 +121,15 @@ class WorkerPool:
         self.size = size
         self.threads = threads
         self.key = key
-        self.actors = [self._spawn() for _ in range(size)]
+        self.worker_ids = [uuid.uuid4().hex for _ in range(size)]
+        self.actors = [self._spawn(worker_id) for worker_id in self.worker_ids]
         self.generation = [0] * size
         self.load = [0] * size
 
-    def _spawn(self) -> Any:
+    def _spawn(self, worker_id: str) -> Any:
         return self.ray.remote(TrialWorker).options(
             num_cpus=0, max_concurrency=self.threads, max_restarts=0, max_task_retries=0,
-            scheduling_strategy="SPREAD").remote()
+            scheduling_strategy="SPREAD").remote(worker_id)
 
     def submit(self, *args: Any) -> tuple[Any, int, int]:
         slot = min(range(self.size), key=self.load.__getitem__)
@@ -136,12 +139,17 @@ class WorkerPool:
     def done(self, slot: int) -> None:
         self.load[slot] -= 1
 
-    def replace(self, slot: int, generation: int) -> None:
-        """Replace the actor of a slot after it died (once per death, not per lost trial)."""
-        if self.generation[slot] == generation:
-            self.ray.kill(self.actors[slot], no_restart=True)
-            self.actors[slot] = self._spawn()
-            self.generation[slot] += 1
+    def replace(self, slot: int, generation: int) -> str | None:
+        """Replace the actor of a slot after it died (once per death, not per lost trial);
+        returns the dead worker's id the first time."""
+        if self.generation[slot] != generation:
+            return None
+        dead = self.worker_ids[slot]
+        self.ray.kill(self.actors[slot], no_restart=True)
+        self.worker_ids[slot] = uuid.uuid4().hex
+        self.actors[slot] = self._spawn(self.worker_ids[slot])
+        self.generation[slot] += 1
+        return dead
 
     def alive(self) -> bool:
         """Every worker answers (one died while idle: build a new pool rather than lose a trial
@@ -188,8 +196,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
                 object_store_bytes: int = 256 * 1024 * 1024) -> Iterator[Any]:
     """Connect to a cluster, or start (and later stop) a local Ray kept on loopback."""
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if not address:
-        # A local Ray binds and dials 127.0.0.1 instead of the machine's network address.
+    if not address or _is_loopback(address):
+        # A local Ray binds and dials 127.0.0.1 instead of the machine's network address; a
+        # driver joining a cluster on 127.0.0.1 would otherwise dial the machine's interface.
         os.environ[SINGLE_MACHINE_SWITCH] = "0"
     import ray
 
@@ -224,6 +233,11 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         ray.shutdown()
 
 
+def _is_loopback(address: str) -> bool:
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def execute(specs: Iterable[TrialSpec], ctx: RunContext, on_result: Callable[[TrialResult], None],
             max_in_flight: int = 64, *, options: ExecuteOptions | None = None,
             on_attempt: Callable[[Attempt], None] | None = None) -> int:
@@ -242,7 +256,6 @@ def execute(specs: Iterable[TrialSpec], ctx: RunContext, on_result: Callable[[Tr
 class _Flight:
     spec: TrialSpec
     number: int
-    holder: str
     slot: int
     generation: int
 
@@ -287,15 +300,15 @@ class _Execution:
             clean = True
             return self.finished
         finally:
-            for handle in self.limiters.values():
-                self.ray.kill(handle, no_restart=True)
+            for limiter in self.limiters.values():
+                self.ray.kill(limiter.handle, no_restart=True)
             if not clean:  # trials may still run on the workers: do not hand them on
                 shutdown_pool()
 
     def _submit(self, spec: TrialSpec, number: int) -> None:
-        holder = f"{spec.trial_id}:{number}:{uuid.uuid4().hex[:8]}"
-        ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, holder)
-        self.in_flight[ref] = _Flight(spec, number, holder, slot, generation)
+        key = f"{spec.trial_id}:{number}"
+        ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, key)
+        self.in_flight[ref] = _Flight(spec, number, slot, generation)
 
     def _collect(self) -> None:
         """Wait for finished attempts, at most until the next retry is due."""
@@ -328,9 +341,10 @@ class _Execution:
             output: WorkerOutput = self.ray.get(ref)
             return output.result, output.retry_after_s
         except exceptions.RayError as exc:  # the worker died or Ray lost the task
+            dead = None
             if isinstance(exc, exceptions.RayActorError):
-                self.pool.replace(flight.slot, flight.generation)
-            for handle in self.limiters.values():  # permits the dead attempt still held
-                handle.release_holder.remote(flight.holder)
+                dead = self.pool.replace(flight.slot, flight.generation)
+            for limiter in self.limiters.values() if dead else ():  # the dead process's leases
+                limiter.handle.release_holder.remote(dead)
             message = str(exc).strip().split("\n", 1)[0]
             return harness_failure(flight.spec, self.ctx, f"{type(exc).__name__}: {message}"), None

@@ -2,11 +2,12 @@
 
 Each limited group gets one ``ConcurrencyLimiter``: a named async Ray actor acting as a
 semaphore over model calls. On a worker, a ``CallGate`` (installed around one trial attempt
-with ``pipeline.llm.model_call_guard``) acquires a permit before each model call and releases it
+with ``pipeline.llm.model_call_guard``) takes a permit before each model call and gives it back
 after, so at most ``limit`` calls to that group are open at once, whichever node makes them.
-Permits are held per *holder* (one attempt): when a worker dies holding permits, the driver
-calls ``release_holder`` and they return to the pool. With no limit configured no actor exists
-and the gate does nothing but watch for Retry-After.
+Permits are leased by worker process (``PermitPool``) and passed between its threads without a
+round trip to the actor; a process gives a permit back when none of its threads wants it. When
+a worker process dies, the driver calls ``release_holder`` and its leases return to the actor.
+With no limit configured no actor exists and the gate only watches for Retry-After.
 
 The gate also injects a reference model's ``FaultProfile`` (latency and failures) in process,
 raising the InfraError a real provider's failure would classify to.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 import uuid
 from collections import deque
@@ -36,7 +38,7 @@ def group_of(model: str) -> str:
     return ModelConfig(model).provider
 
 
-def limit_key(model: str, limits: Mapping[str, int]) -> str | None:
+def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
     """Which limit governs ``model``: its own name, else its provider group, else none."""
     if model in limits:
         return model
@@ -156,31 +158,122 @@ class ConcurrencyLimiter:
                 waiter.set_result(None)
 
 
-def create_limiters(ray: Any, run_id: str, limits: Mapping[str, int]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LimiterRef:
+    """A limiter as workers see it: its unique name (the key of their permit pools) and handle."""
+
+    name: str
+    handle: Any
+
+
+def create_limiters(ray: Any, run_id: str, limits: Mapping[str, int]) -> dict[str, LimiterRef]:
     """One limiter actor per key (model or provider group), named for `ray list actors`.
 
     Owned by the driver, killed when ``execute`` ends; it reserves no CPU.
     """
     remote = ray.remote(ConcurrencyLimiter)
-    handles = {}
+    refs = {}
     for key, limit in sorted(limits.items()):
-        handles[key] = remote.options(
-            name=f"limit:{run_id}:{key}:{uuid.uuid4().hex[:8]}", namespace=LIMITER_NAMESPACE,
-            num_cpus=0, max_concurrency=10_000,
-        ).remote(f"{run_id}:{key}", int(limit))
-    return handles
+        name = f"limit:{run_id}:{key}:{uuid.uuid4().hex[:8]}"
+        handle = remote.options(name=name, namespace=LIMITER_NAMESPACE, num_cpus=0,
+                                max_concurrency=10_000).remote(f"{run_id}:{key}", int(limit))
+        refs[key] = LimiterRef(name, handle)
+    return refs
+
+
+class PermitPool:
+    """A worker process's share of one limiter: permits leased from the actor and handed from
+    thread to thread without a round trip. One thread at a time fetches a new lease; a released
+    permit is taken by a waiting (or soon returning) thread of this process, and goes back to
+    the actor once it has been idle for ``linger_s``. The leases of all processes never exceed
+    the limit, and a busy process pays no round trip per call.
+    """
+
+    def __init__(self, limiter: Any, holder: str, get: Any, linger_s: float = 0.05) -> None:
+        self._limiter = limiter
+        self._holder = holder
+        self._get = get  # ray.get (injectable for tests)
+        self._linger_s = linger_s
+        self._cond = threading.Condition()
+        self._free: list[float] = []  # when each free permit was released; newest last
+        self._fetching = False
+        self._reaper: threading.Thread | None = None
+        self.leased = 0
+        self.round_trips = 0
+
+    def acquire(self) -> None:
+        with self._cond:
+            while not self._free and self._fetching:
+                self._cond.wait()
+            if self._free:
+                self._free.pop()  # the newest: old ones may expire back to the actor
+                return
+            self._fetching = True
+        granted = False
+        try:
+            self._get(self._limiter.acquire.remote(self._holder))  # waits at the global limit
+            granted = True
+        finally:
+            with self._cond:
+                self._fetching = False
+                self.leased += granted
+                self.round_trips += 1
+                self._cond.notify()  # the next waiter takes a free permit or fetches
+
+    def release(self) -> None:
+        with self._cond:
+            self._free.append(time.monotonic())
+            self._cond.notify()
+            if self._reaper is None:
+                self._reaper = threading.Thread(target=self._reap, daemon=True,
+                                                name="permit-reaper")
+                self._reaper.start()
+
+    def _reap(self) -> None:
+        """Give permits idle for ``linger_s`` back to the actor; end when nothing is leased."""
+        while True:
+            time.sleep(self._linger_s / 2)
+            with self._cond:
+                cutoff = time.monotonic() - self._linger_s
+                expired = sum(1 for released in self._free if released <= cutoff)
+                del self._free[:expired]
+                self.leased -= expired
+                self.round_trips += expired
+                done = self.leased == 0
+                if done:
+                    self._reaper = None
+            for _ in range(expired):
+                self._limiter.release.remote(self._holder)  # fire and forget
+            if done:
+                return
+
+
+_pools: dict[str, PermitPool] = {}
+_pools_lock = threading.Lock()
+
+
+def permit_pool(limiter: LimiterRef, holder: str) -> PermitPool:
+    """This process's pool for a limiter (one per limiter and worker process)."""
+    with _pools_lock:
+        pool = _pools.get(limiter.name)
+        if pool is None:
+            import ray
+
+            pool = _pools[limiter.name] = PermitPool(limiter.handle, holder, ray.get)
+        return pool
 
 
 @dataclass
 class CallGate:
     """Worker side, one per attempt: permits, injected faults, and the last Retry-After seen.
 
-    Called as ``gate(model)`` by ``pipeline.llm`` around each model call.
+    Called as ``gate(model)`` by ``pipeline.llm`` around each model call. ``holder`` names the
+    worker process at the limiters (the driver reclaims its leases if the process dies).
     """
 
     holder: str
-    limiters: Mapping[str, Any] = field(default_factory=dict)
-    """limit key -> ConcurrencyLimiter handle (see ``limit_key``)."""
+    limiters: Mapping[str, LimiterRef] = field(default_factory=dict)
+    """limit key -> limiter (see ``limit_key``)."""
     faults: Mapping[str, FaultProfile] = field(default_factory=dict)
     retry_after_s: float | None = None
     rng: random.Random = field(default_factory=random.Random)
@@ -188,11 +281,9 @@ class CallGate:
     @contextmanager
     def __call__(self, model: str) -> Iterator[None]:
         key = limit_key(model, self.limiters) if self.limiters else None
-        limiter = self.limiters[key] if key is not None else None
-        if limiter is not None:
-            import ray
-
-            ray.get(limiter.acquire.remote(self.holder))
+        pool = permit_pool(self.limiters[key], self.holder) if key is not None else None
+        if pool is not None:
+            pool.acquire()
         try:
             profile = self.faults.get(model)
             if profile is not None:
@@ -202,8 +293,8 @@ class CallGate:
             self.retry_after_s = exc.retry_after_s
             raise
         finally:
-            if limiter is not None:
-                limiter.release.remote(self.holder)  # fire and forget
+            if pool is not None:
+                pool.release()
 
 
 def _inject(profile: FaultProfile, rng: random.Random) -> None:

@@ -39,9 +39,10 @@ class SweepSpec(BaseModel):
     suites: list[str] = Field(default_factory=list)
     """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
     models: list[ModelSettings] = Field(min_length=1)
-    prompts: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
-    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list[MemoryMode](["chat"]),
-                                           min_length=1)
+    prompts: list[str] | None = Field(default=None, min_length=1)
+    """Default: SweepConfig's (the domain's ``default`` prompt)."""
+    memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
+    """Default: SweepConfig's (every memory mode)."""
     repeats: int = Field(default=3, ge=1)
     step_limit: int = Field(default=8, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
@@ -127,8 +128,8 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         except WarehouseError as exc:
             raise fail(("run_id",), str(exc)) from None
     suites = [_resolve_suite(entry, path.parent, fail, i) for i, entry in enumerate(spec.suites)]
-    for key, values in (("suites", suites), ("prompts", spec.prompts),
-                        ("memory_modes", spec.memory_modes),
+    for key, values in (("suites", suites), ("prompts", spec.prompts or []),
+                        ("memory_modes", spec.memory_modes or []),
                         ("models", [m.name for m in spec.models])):
         _refuse_duplicates(key, values, fail)
     _check_models(spec.models, fail)
@@ -137,8 +138,6 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "models": [m.name for m in spec.models],
         "temperature": spec.models[0].temperature,
         "model_settings": list(spec.models),
-        "prompts": spec.prompts,
-        "memory_modes": spec.memory_modes,
         "repeats": spec.repeats,
         "step_limit": spec.step_limit,
         "retry": spec.retry,
@@ -147,8 +146,9 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "ray_address": spec.ray_address,
         "warehouse": warehouse,
     }
-    if spec.run_id is not None:
-        args["run_id"] = spec.run_id
+    for key in ("run_id", "prompts", "memory_modes"):
+        if getattr(spec, key) is not None:
+            args[key] = getattr(spec, key)
     args.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         return SweepConfig(**args)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
+import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from conftest import MEETING_SUITE
@@ -13,7 +16,7 @@ from pipeline.attempts import RetryBook
 from pipeline.catalog import load_suites
 from pipeline.errors import InfraError
 from pipeline.grid import ModelConfig, TrialSpec, expand
-from pipeline.limits import CallGate, ConcurrencyLimiter, limit_key, limits_from
+from pipeline.limits import CallGate, ConcurrencyLimiter, PermitPool, limit_key, limits_from
 from pipeline.models.faults import FaultProfile
 from pipeline.progress import SweepProgress, progress_enabled
 from pipeline.retry import RetryPolicy
@@ -108,6 +111,49 @@ def test_limiter_holds_its_limit_and_reclaims_a_dead_holder() -> None:
 
     stats = asyncio.run(scenario())
     assert stats == {"limit": 2, "in_use": 2, "waiting": 0, "max_in_use": 2, "granted": 4}
+
+
+class _Method:
+    def __init__(self, fn: Any) -> None:
+        self.remote = fn
+
+
+class _FakeLimiter:
+    """The actor's contract with a blocking semaphore: acquire.remote -> ref, get(ref) waits."""
+
+    def __init__(self, limit: int) -> None:
+        self.semaphore = threading.BoundedSemaphore(limit)
+        self.acquire = _Method(lambda holder: self.semaphore)
+        self.release = _Method(lambda holder: self.semaphore.release())
+
+
+def test_permit_pools_share_the_global_limit_with_few_round_trips() -> None:
+    limiter = _FakeLimiter(3)
+    pools = [PermitPool(limiter, f"worker-{i}", lambda ref: ref.acquire()) for i in range(2)]
+    lock = threading.Lock()
+    open_now = [0, 0]  # calls open now, most ever
+
+    def calls(pool: PermitPool) -> None:
+        for _ in range(30):
+            pool.acquire()
+            with lock:
+                open_now[0] += 1
+                open_now[1] = max(open_now[1], open_now[0])
+            time.sleep(0.002)
+            with lock:
+                open_now[0] -= 1
+            pool.release()
+
+    threads = [threading.Thread(target=calls, args=(pools[i % 2],)) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert open_now[1] == 3  # never more than the limit across both "processes"
+    assert sum(p.round_trips for p in pools) < 360 / 4  # most permits changed hands locally
+    time.sleep(0.3)  # idle permits linger 50 ms, then go back to the limiter
+    assert sum(p.leased for p in pools) == 0
+    assert all(limiter.semaphore.acquire(blocking=False) for _ in range(3))
 
 
 def test_limits_come_from_model_settings_by_provider_group() -> None:

@@ -12,10 +12,10 @@ Each node runs in its own session (``start_new_session``) with its own ``--temp-
 worker-port range; teardown signals only the processes of those sessions (never ``ray stop``,
 which would stop every Ray on the machine, the test session's own included).
 
-Under strace (when installed) the head and the driver, with everything they start, must connect
-to loopback only. The worker node's ``ray start`` and its runtime-env agent make UDP route
-lookups to 8.8.8.8:53 (Ray's ``get_node_ip_address()`` for log prefixes; a UDP connect sends no
-packet); nothing else.
+Under strace (when installed; the traces are read once the nodes are stopped) the head and the
+driver, with everything they start, must connect to loopback only. The worker node's
+``ray start`` and its runtime-env agent make UDP route lookups to 8.8.8.8:53 (Ray's
+``get_node_ip_address()`` for log prefixes; a UDP connect sends no packet); nothing else.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,12 +103,21 @@ def _session_pids(sid: int) -> list[int]:
     return pids
 
 
-def _signal_session(sid: int, sig: int) -> None:
-    for pid in _session_pids(sid):
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
         try:
             os.kill(pid, sig)
         except ProcessLookupError:
             pass
+
+
+def _wait_gone(sid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _session_pids(sid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 @dataclass
@@ -124,13 +134,27 @@ class Node:
             time.sleep(0.25)
 
     def stop(self) -> None:
-        """SIGTERM `ray start --block` (it stops its processes), then the rest of its session."""
+        """Stop the node's processes: its session only (the session this test created).
+
+        strace first (it detaches and closes its output; a traced `ray start` does not act on
+        SIGTERM), then `ray start --block`, which stops the node's processes; what is left of
+        the session after that gets SIGKILL."""
         sid = self.proc.pid
-        _signal_session(sid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while _session_pids(sid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        _signal_session(sid, signal.SIGKILL)
+        if self.trace is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        starters = [p for p in _session_pids(sid)
+                    if b"ray\0start" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        _signal(starters or [sid], signal.SIGTERM)
+        if not _wait_gone(sid, 15):
+            _signal(_session_pids(sid), signal.SIGTERM)
+            if not _wait_gone(sid, 5):
+                _signal(_session_pids(sid), signal.SIGKILL)
+        if self.proc.poll() is None:
+            self.proc.kill()
         self.proc.wait(10)
 
 
@@ -162,17 +186,16 @@ def _start(name: str, args: list[str], root: Path, env: dict[str, str]) -> Node:
     return Node(name, proc, log, trace)
 
 
-@pytest.fixture(scope="module")
-def two_nodes() -> Iterator[Cluster]:
-    # Short root: Ray's unix socket paths under it must stay below 108 bytes.
-    root = Path(tempfile.mkdtemp(prefix="asmn-", dir="/tmp"))
+@contextmanager
+def two_node_cluster(root: Path) -> Iterator[Cluster]:
+    """Head on HEAD_IP, worker node on WORKER_IP, 1 CPU each; stopped on exit."""
     ports = _Ports()
     gcs, dashboard, head_agent, worker_agent = (ports.one() for _ in range(4))
     head_workers, worker_workers = ports.block(40), ports.block(40)
     cluster = Cluster(f"{HEAD_IP}:{gcs}", root)
     common = ["--num-cpus=1", "--object-store-memory=100000000"]
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         head = _start("head", [
             "--head", f"--node-ip-address={HEAD_IP}", f"--port={gcs}",
             "--include-dashboard=false", f"--dashboard-port={dashboard}",
@@ -193,7 +216,14 @@ def two_nodes() -> Iterator[Cluster]:
     finally:
         for node in reversed(cluster.nodes):
             node.stop()
-        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    """A short temp dir: Ray's unix socket paths under it must stay below 108 bytes."""
+    root = Path(tempfile.mkdtemp(prefix="asmn-", dir="/tmp"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -207,29 +237,28 @@ def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.Comple
                           check=False)
 
 
-def test_a_sweep_spreads_over_both_nodes_on_loopback_only(two_nodes: Cluster,
-                                                          tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    trace = tmp_path / "driver.strace" if STRACE else None
-    run = _agentsweep(home, trace, "run", "--ray-address", two_nodes.address,
-                      "--suite", str(MEETING_SUITE), "--memory-mode", "chat",
-                      "--repeats", "4", "--run-id", "multi")
+def test_a_sweep_spreads_over_both_nodes_on_loopback_only(short_root: Path) -> None:
+    home = short_root / "home"
+    trace = short_root / "driver.strace" if STRACE else None
+    with two_node_cluster(short_root) as cluster:
+        run = _agentsweep(home, trace, "run", "--ray-address", cluster.address,
+                          "--suite", str(MEETING_SUITE), "--memory-mode", "chat",
+                          "--repeats", "2", "--run-id", "multi")
     assert run.returncode == 0, run.stdout + run.stderr
     sql = _agentsweep(home, None, "sql", "--format", "csv",
                       "select count(distinct node_id), count(*), "
-                      "count(*) filter (where status = 'complete') "
+                      "count(*) filter (where status = 'complete'), "
+                      "(select any_value(ray_address) from runs where run_id = 'multi') "
                       "from trials where run_id = 'multi'")
     assert sql.returncode == 0, sql.stderr
-    nodes, trials, complete = list(csv.reader(io.StringIO(sql.stdout)))[1]
-    assert nodes == "2", f"all {trials} trials ran on one node"
+    nodes, trials, complete, address = list(csv.reader(io.StringIO(sql.stdout)))[1]
+    assert address == cluster.address
     assert int(trials) >= 16 and complete == trials
-    runs = _agentsweep(home, None, "sql", "--format", "csv",
-                       "select ray_address from runs where run_id = 'multi'")
-    assert list(csv.reader(io.StringIO(runs.stdout)))[1] == [two_nodes.address]
+    assert nodes == "2", f"all {trials} trials ran on one node"
 
     if STRACE is None:
         pytest.skip("strace is not installed: loopback-only not checked (.ci/run installs it)")
-    head, worker = two_nodes.nodes
+    head, worker = cluster.nodes
     assert trace is not None and head.trace is not None and worker.trace is not None
     assert _foreign(trace) == set(), "the driver connected beyond loopback"
     assert _foreign(head.trace) == set(), "the head node connected beyond loopback"

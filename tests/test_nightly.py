@@ -181,7 +181,8 @@ def test_nightly_flow_sweeps_then_compares_with_the_previous_night(
     suite = tmp_path / "f1.jsonl"
     suite.write_text(json.dumps(f1) + "\n", "utf-8")
     spec = tmp_path / "nightly.yaml"
-    spec.write_text("suites: [f1.jsonl]\nmodels: [{name: reference/golden}]\nrepeats: 1\n")
+    spec.write_text("suites: [f1.jsonl]\nmodels: [{name: reference/golden}]\nrepeats: 1\n"
+                    "memory_modes: [chat]\n")
 
     first = nightly(str(spec), "previous")  # the first night: nothing to compare with
     assert first.run_id.startswith("nightly-") and first.comparison is None

@@ -191,19 +191,23 @@ def _trial_workers() -> list[int]:
     return pids
 
 
+@pytest.mark.timeout(120)  # leases of the dead worker not reclaimed = a hung sweep
 def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         ray_local: Any, tmp_path: Path) -> None:
+    from pipeline.settings import ModelSettings
+
     with start_server(faults=FaultProfile(latency_ms=700)) as server:
         root = tmp_path / "wh"
         config = _config(root, "killed", RetryPolicy(max_attempts=3, backoff_base_s=0.05),
-                         repeats=1)
+                         repeats=1,
+                         model_settings=[ModelSettings(name="openai/golden", concurrency=2)])
         sweep_plan = _http_plan(config, server)
         killed: list[int] = []
 
         def kill_one_worker_mid_trial() -> None:
             deadline = time.monotonic() + 45
-            while sum(server.counts.values()) < 4 and time.monotonic() < deadline:
-                time.sleep(0.05)  # every trial has a model call open on the server
+            while sum(server.counts.values()) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)  # model calls are open on the server (2 at a time)
             workers = _trial_workers()
             if workers:
                 os.kill(workers[0], signal.SIGKILL)

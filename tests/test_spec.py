@@ -15,6 +15,7 @@ from pipeline.models.faults import FaultProfile
 from pipeline.retry import RetryPolicy
 from pipeline.settings import ModelSettings
 from pipeline.spec import load_spec
+from pipeline.sweep import SweepConfig
 
 VALID = """\
 # a comment line
@@ -85,8 +86,10 @@ def test_overrides_win_and_a_spec_without_run_id_gets_a_fresh_one(spec_dir: Path
         "other", True, 9, "127.0.0.1:6379")
     minimal = load_spec(_write(spec_dir, "models: [{name: reference/golden}]\n", "min.yaml"),
                         spec_dir / "wh")
+    defaults = SweepConfig(warehouse=spec_dir / "wh")
     assert minimal.suites == [] and minimal.repeats == 3 and "run_id" not in \
         minimal.model_fields_set and minimal.retry == RetryPolicy()
+    assert (minimal.prompts, minimal.memory_modes) == (defaults.prompts, defaults.memory_modes)
 
 
 def test_the_shipped_specs_load() -> None:
