@@ -36,15 +36,16 @@ def run(
         "--memory-mode", help="chat, summary or structured; repeatable. Default: all three."
     )] = None,
     repeats: Annotated[int | None, typer.Option(
-        min=1, help="Repeats per grid cell.  [default: 3]")] = None,
+        min=1, help="Repeats per grid cell. Default: 3.")] = None,
     temperature: Annotated[float | None, typer.Option(
-        help="Sampling temperature.  [default: 0.0]")] = None,
+        help="Sampling temperature. Default: 0.0.")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Default: generated.")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="With --run-id: run only trials without a final row.")] = False,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
-    max_in_flight: Annotated[int | None, typer.Option(min=1, help="[default: 64]")] = None,
+    max_in_flight: Annotated[int | None, typer.Option(
+        min=1, help="Trials in flight at once. Default: 64.")] = None,
     spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
         "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
 ) -> None:

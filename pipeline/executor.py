@@ -5,9 +5,10 @@ or ``RAY_ADDRESS``); see pipeline.hygiene for how its processes are kept on loop
 
 Where things happen:
 
-- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, spread
-  over the nodes), each running up to ``ceil(max_in_flight / workers)`` trials at once in
-  threads: a trial mostly waits on its model, so a CPU's worth of process serves many trials.
+- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, each
+  pinned softly to a node so that every node gets its share), each running up to
+  ``ceil(max_in_flight / workers)`` trials at once in threads: a trial mostly waits on its
+  model, so a CPU's worth of process serves many trials.
 - **Retries live on the driver.** Every finished attempt is settled by ``RetryBook``: an
   infrastructure failure is re-submitted after the policy's backoff (Retry-After honoured),
   possibly to another worker; a worker that dies mid-trial is replaced and its trials come
@@ -112,24 +113,39 @@ class TrialWorker:
         return os.getpid()
 
 
-class WorkerPool:
-    """The TrialWorker actors; a dead one is replaced. Kept across ``execute`` calls of one
-    Ray session (imports are paid once); it reserves no CPU, so it blocks no other Ray work."""
+def cpu_slots(ray: Any) -> list[str]:
+    """One entry per CPU of the cluster's alive nodes (node ids), the nodes interleaved."""
+    per_node = [[node["NodeID"]] * int(node["Resources"].get("CPU", 0))
+                for node in ray.nodes() if node.get("Alive")]
+    longest = max((len(slots) for slots in per_node), default=0)
+    return [slots[i] for i in range(longest) for slots in per_node if i < len(slots)]
 
-    def __init__(self, ray: Any, size: int, threads: int, key: tuple[str, ...]) -> None:
+
+class WorkerPool:
+    """The TrialWorker actors, one per CPU slot, pinned (softly) to the slot's node; a dead one
+    is replaced. Kept across ``execute`` calls of one Ray session (imports are paid once); it
+    reserves no CPU, so it blocks no other Ray work."""
+
+    def __init__(self, ray: Any, nodes: list[str | None], threads: int,
+                 key: tuple[str, ...]) -> None:
         self.ray = ray
-        self.size = size
+        self.size = len(nodes)
+        self.nodes = nodes
         self.threads = threads
         self.key = key
-        self.worker_ids = [uuid.uuid4().hex for _ in range(size)]
-        self.actors = [self._spawn(worker_id) for worker_id in self.worker_ids]
-        self.generation = [0] * size
-        self.load = [0] * size
+        self.worker_ids = [uuid.uuid4().hex for _ in nodes]
+        self.actors = [self._spawn(slot) for slot in range(self.size)]
+        self.generation = [0] * self.size
+        self.load = [0] * self.size
 
-    def _spawn(self, worker_id: str) -> Any:
+    def _spawn(self, slot: int) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = self.nodes[slot]
+        strategy = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
         return self.ray.remote(TrialWorker).options(
             num_cpus=0, max_concurrency=self.threads, max_restarts=0, max_task_retries=0,
-            scheduling_strategy="SPREAD").remote(worker_id)
+            scheduling_strategy=strategy).remote(self.worker_ids[slot])
 
     def submit(self, *args: Any) -> tuple[Any, int, int]:
         slot = min(range(self.size), key=self.load.__getitem__)
@@ -147,7 +163,7 @@ class WorkerPool:
         dead = self.worker_ids[slot]
         self.ray.kill(self.actors[slot], no_restart=True)
         self.worker_ids[slot] = uuid.uuid4().hex
-        self.actors[slot] = self._spawn(self.worker_ids[slot])
+        self.actors[slot] = self._spawn(slot)
         self.generation[slot] += 1
         return dead
 
@@ -170,6 +186,7 @@ _pool: WorkerPool | None = None
 
 
 def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
+    """The session's pool of ``size`` workers with at least ``threads`` threads each."""
     global _pool
     context = ray.get_runtime_context()
     key = (str(context.gcs_address), str(context.get_node_id()), str(context.get_job_id()))
@@ -177,7 +194,9 @@ def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
             and _pool.threads >= threads and _pool.alive()):
         return _pool
     shutdown_pool()
-    _pool = WorkerPool(ray, size, threads, key)
+    slots: list[str | None] = list(cpu_slots(ray)) or [None]
+    nodes = [slots[i % len(slots)] for i in range(size)]
+    _pool = WorkerPool(ray, nodes, threads, key)
     return _pool
 
 
@@ -234,8 +253,10 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
 
 
 def _is_loopback(address: str) -> bool:
+    """The literal loopback names Ray rewrites into the machine's address (other 127.x
+    addresses it leaves alone: a multi-node cluster on one machine uses those)."""
     host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
+    return host in ("127.0.0.1", "localhost")
 
 
 def execute(specs: Iterable[TrialSpec], ctx: RunContext, on_result: Callable[[TrialResult], None],
@@ -273,7 +294,7 @@ class _Execution:
                               rng=random.Random(options.seed))
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         self.gates = GateConfig(self.limiters, dict(options.faults))
-        size = options.workers or int(ray.cluster_resources().get("CPU", 1))
+        size = options.workers or len(cpu_slots(ray))
         size = max(1, min(size, max_in_flight))
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
         self.ctx_ref = ray.put(ctx)

@@ -103,6 +103,13 @@ def _session_pids(sid: int) -> list[int]:
     return pids
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _signal(pids: list[int], sig: int) -> None:
     for pid in pids:
         try:
@@ -136,9 +143,9 @@ class Node:
     def stop(self) -> None:
         """Stop the node's processes: its session only (the session this test created).
 
-        strace first (it detaches and closes its output; a traced `ray start` does not act on
-        SIGTERM), then `ray start --block`, which stops the node's processes; what is left of
-        the session after that gets SIGKILL."""
+        strace first (it detaches and completes its output), then `ray start --block`, which
+        stops the node's processes; what is left of the session after that gets SIGTERM, then
+        SIGKILL."""
         sid = self.proc.pid
         if self.trace is not None and self.proc.poll() is None:
             self.proc.terminate()
@@ -146,8 +153,7 @@ class Node:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 pass
-        starters = [p for p in _session_pids(sid)
-                    if b"ray\0start" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        starters = [p for p in _session_pids(sid) if b"ray\0start" in _cmdline(p)]
         _signal(starters or [sid], signal.SIGTERM)
         if not _wait_gone(sid, 15):
             _signal(_session_pids(sid), signal.SIGTERM)
@@ -177,9 +183,9 @@ def _start(name: str, args: list[str], root: Path, env: dict[str, str]) -> Node:
     log = root / f"{name}.log"
     trace = root / f"{name}.strace" if STRACE else None
     command = [str(BIN / "ray"), "start", "--block", *args]
-    if trace is not None:
-        command = [str(STRACE), "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
-                   str(trace), *command]
+    if trace is not None:  # -I1: SIGTERM makes strace detach and exit (it ignores it otherwise)
+        command = [str(STRACE), "-f", "-qq", "-I1", "--seccomp-bpf", "-e", "trace=connect",
+                   "-o", str(trace), *command]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-WRITE_ORDER = ("events", "checks", "trials", "runs")
+WRITE_ORDER = ("events", "checks", "attempts", "trials", "runs")
 
 
 class WarehouseError(ValueError):

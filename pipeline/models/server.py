@@ -179,6 +179,7 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ReferenceHTTPServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each keep-alive answer waits ~40 ms for a delayed ACK
     timeout = IDLE_TIMEOUT_S
 
     def do_GET(self) -> None:
