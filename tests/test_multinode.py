@@ -179,6 +179,18 @@ def _node_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _wait_for_alive_nodes(address: str, count: int, deadline: float) -> None:
+    """`ray start` returning is not the GCS listing the node as alive: wait for that, or the
+    driver may place every worker on the head."""
+    probe = ("import ray, time\n"
+             f"ray.init(address={address!r}, log_to_driver=False, logging_level='ERROR')\n"
+             f"while sum(n['Alive'] for n in ray.nodes()) < {count}: time.sleep(0.2)\n"
+             "ray.shutdown()\n")
+    left = max(5.0, deadline - time.monotonic())
+    subprocess.run([sys.executable, "-c", probe], env=_node_env(), timeout=left, check=True,
+                   capture_output=True)
+
+
 def _start(name: str, args: list[str], root: Path, env: dict[str, str]) -> Node:
     log = root / f"{name}.log"
     trace = root / f"{name}.strace" if STRACE else None
@@ -218,6 +230,7 @@ def two_node_cluster(root: Path) -> Iterator[Cluster]:
             f"--max-worker-port={worker_workers[-1]}", *common], root, _node_env())
         cluster.nodes.append(worker)
         worker.wait_ready(deadline)
+        _wait_for_alive_nodes(cluster.address, 2, deadline)
         yield cluster
     finally:
         for node in reversed(cluster.nodes):
