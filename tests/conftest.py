@@ -26,6 +26,25 @@ REPO = Path(__file__).resolve().parent.parent
 MEETING_SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[Any]:
     """A real local Ray for the whole session (2 CPUs, small object store)."""

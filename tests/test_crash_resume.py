@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import MEETING_SUITE
+from conftest import MEETING_SUITE, descendants
 
 from warehouse.query import run_sql
 
@@ -48,25 +48,6 @@ def _env(home: Path, ray: Any) -> dict[str, str]:
     return env
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
-
-
 def _kill_all(pids: set[int]) -> None:
     for pid in pids:
         try:
@@ -93,9 +74,9 @@ def test_sigkill_mid_sweep_then_resume_completes_the_grid_once(
         deadline = time.monotonic() + 90
         while not list(batches.glob("*.parquet")) and time.monotonic() < deadline:
             assert driver.poll() is None, driver.communicate()[0].decode()
-            spawned |= _descendants(driver.pid)
+            spawned |= set(descendants(driver.pid))
             time.sleep(0.05)
-        spawned |= _descendants(driver.pid)
+        spawned |= set(descendants(driver.pid))
         assert driver.poll() is None, "the sweep finished before it could be killed"
         driver.send_signal(signal.SIGKILL)
         driver.wait(timeout=10)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MEETING_SUITE
+from conftest import MEETING_SUITE, descendants
 
 from pipeline.models.faults import FaultProfile
 from pipeline.models.reference import SCRIPT_KEY, golden_script
@@ -161,27 +161,9 @@ def test_provider_limit_holds_across_workers(ray_local: Any, tmp_path: Path) -> 
     assert elapsed >= calls * 0.15 / 3 * 0.9
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, stack = [], [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
 def _trial_workers() -> list[int]:
     pids = []
-    for pid in _descendants(os.getpid()):
+    for pid in descendants(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if handle.read().startswith(b"ray::TrialWorker"):
