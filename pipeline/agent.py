@@ -10,8 +10,10 @@ sandbox. The agent does no scoring and no I/O of its own.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pipeline.errors import AgentError
@@ -23,6 +25,15 @@ from pipeline.trace import Trace
 
 BLOCKED = "blocked: "
 """Prefix of the tool_error of a call the memory gate refused (it never reached the sandbox)."""
+LOOP_CALLS = 3
+"""The same call (tool and arguments) this many times in one turn ends the trial: a loop."""
+TRUNCATED = "length"
+"""The finish_reason of a reply cut off at the token limit."""
+
+
+def record_usage(trace: Trace, reply: ModelReply) -> None:
+    trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
+                    reply.model_version, reply.system_fingerprint)
 
 
 @dataclass
@@ -45,17 +56,22 @@ class Agent:
             event = trace.add(turn, 0, "user_message", content=redact(text),
                               active_state_before=redact_optional(before))
             trace.turns_played = turn
-            reply = self.memory.update(turn, text, history, self.model)
-            after = self.memory.snapshot()
-            event.active_state_after = redact_optional(after)
-            if reply is not None:
-                trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
-                                reply.model_version)
-                trace.add(turn, 0, "memory_update", content=redact_optional(after),
-                          state_revision=self.memory.revision, input_tokens=reply.input_tokens,
-                          output_tokens=reply.output_tokens, latency_ms=reply.latency_ms)
+            self.memory.update(turn, text, history, self.model,
+                               partial(self._record_memory, turn, trace))
+            event.active_state_after = redact_optional(self.memory.snapshot())
             history.append({"role": "user", "content": text})
             self._play_turn(turn, history, trace)
+
+    def _record_memory(self, turn: int, trace: Trace, reply: ModelReply,
+                       rejected: str | None) -> None:
+        """A memory update call: the committed memory, or the rejected output and why."""
+        record_usage(trace, reply)
+        content = self.memory.snapshot() if rejected is None else reply.content
+        trace.add(turn, 0, "memory_update", content=redact_optional(content),
+                  state_revision=self.memory.revision,
+                  tool_error=None if rejected is None else redact(f"rejected: {rejected}"),
+                  input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                  latency_ms=reply.latency_ms, finish_reason=reply.finish_reason)
 
     def _system(self) -> dict[str, Any]:
         note = self.memory.planner_note()
@@ -63,23 +79,30 @@ class Agent:
         return {"role": "system", "content": content}
 
     def _play_turn(self, turn: int, history: list[dict[str, Any]], trace: Trace) -> None:
+        made: Counter[tuple[str, str]] = Counter()
         for step in range(self.step_limit):
             planned_revision = self.memory.revision
             reply = self.model.complete([self._system(), *history], self.tools,
                                         purpose="planner", turn=turn)
-            trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
-                            reply.model_version)
+            record_usage(trace, reply)
             history.append(reply.assistant_message())
             self._record_reply(turn, step, reply, trace)
+            if reply.finish_reason == TRUNCATED:
+                raise AgentError("output_truncated", f"turn {turn} step {step}: the reply was "
+                                 "cut off at the token limit", turn)
             if not reply.tool_calls:
                 if not (reply.content or "").strip():
                     raise AgentError("empty_response",
-                                     f"turn {turn} step {step}: no text and no tool call")
+                                     f"turn {turn} step {step}: no text and no tool call", turn)
                 return
             for call in reply.tool_calls:
+                made[(call.name, _canonical_arguments(call.arguments))] += 1
+                if made[(call.name, _canonical_arguments(call.arguments))] >= LOOP_CALLS:
+                    raise AgentError("tool_loop", f"turn {turn} step {step}: {call.name} called "
+                                     f"{LOOP_CALLS} times with the same arguments", turn)
                 history.append(self._call_tool(turn, step, call, planned_revision, trace))
         raise AgentError("step_limit", f"turn {turn}: no final reply within "
-                                       f"{self.step_limit} steps")
+                                       f"{self.step_limit} steps", turn)
 
     def _call_tool(self, turn: int, step: int, call: ToolCallRequest, planned_revision: int,
                    trace: Trace) -> dict[str, Any]:
@@ -105,4 +128,12 @@ class Agent:
     def _record_reply(turn: int, step: int, reply: ModelReply, trace: Trace) -> None:
         trace.add(turn, step, "assistant_message", content=redact_optional(reply.content),
                   input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                  latency_ms=reply.latency_ms)
+                  latency_ms=reply.latency_ms, finish_reason=reply.finish_reason)
+
+
+def _canonical_arguments(arguments: str) -> str:
+    """Arguments as canonical JSON when they parse, else the raw text."""
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, ensure_ascii=False)
+    except json.JSONDecodeError:
+        return arguments

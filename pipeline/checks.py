@@ -20,7 +20,7 @@ from pipeline.trace import Event
 CheckKind = Literal[
     "forbidden_tool", "required_tool", "argument_constraint", "final_value", "fresh_call",
     "trajectory", "state_value", "summary_term", "said_vs_done", "clarification",
-    "response_phrase",
+    "response_phrase", "reply_language",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -31,6 +31,14 @@ VIOLATION_ORDER: tuple[ScoreName, ...] = (
 invalidation failure is an omission seen only at the reply, so what the reply itself did wrong
 ranks before it."""
 CHECKS_VERSION = 2
+CHECK_VERSIONS: dict[CheckKind, int] = {
+    # 2: calls the sandbox refused no longer count as actions (only the journal does)
+    "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
+    "fresh_call": 2, "trajectory": 2, "state_value": 1, "summary_term": 1, "said_vs_done": 1,
+    "clarification": 1, "response_phrase": 1, "reply_language": 1,
+}
+"""Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
+whenever what it passes or fails changes, so verdicts of different versions are told apart."""
 BLOCKED = "blocked: "  # tool_error prefix of a call the memory gate dropped (pipeline.agent)
 
 
@@ -62,13 +70,15 @@ def _parse(arguments: str | None) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def calls_of(events: Sequence[Event], include_blocked: bool = False) -> list[Call]:
-    """Tool calls in order; calls the memory gate blocked never ran, so are left out."""
+def calls_of(events: Sequence[Event], include_refused: bool = False) -> list[Call]:
+    """Tool calls in order, as the journal has them: a call the memory gate blocked or the
+    sandbox refused (unknown tool, arguments that are not JSON or break the schema) had no
+    effect, so it is left out unless ``include_refused`` (attempts, for diagnostics)."""
     return [
         Call(e.turn, e.step, e.tool_name, _parse(e.arguments))
         for e in events
         if e.kind == "tool_call" and e.tool_name is not None
-        and (include_blocked or not (e.tool_error or "").startswith(BLOCKED))
+        and (include_refused or e.tool_error is None)
     ]
 
 
@@ -262,24 +272,50 @@ def phrase_checks(turn_no: int, turn: Turn, reply: tuple[int, str] | None) -> li
     return results
 
 
+MIN_LETTERS = 12
+"""Texts with fewer letters than this say too little to tell their language."""
+
+
+def script_of(text: str) -> str | None:
+    """The dominant alphabet of ``text`` ("cyrillic", "latin", "other"), by letter count;
+    None when it has too few letters."""
+    counts = {"cyrillic": 0, "latin": 0, "other": 0}
+    for char in text:
+        if char.isalpha():
+            counts["cyrillic" if "\u0400" <= char <= "\u04ff" else
+                   "latin" if char.isascii() else "other"] += 1
+    if sum(counts.values()) < MIN_LETTERS:
+        return None
+    return max(counts, key=lambda k: counts[k])
+
+
+def language_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
+                   ) -> CheckResult | None:
+    """The reply is written in the user's alphabet (a Russian user gets no English reply)."""
+    wanted = script_of(turn.user)
+    if wanted is None or reply is None:
+        return None
+    step, text = reply
+    actual = script_of(text)
+    if actual is None:
+        return None
+    ok = actual == wanted
+    return CheckResult(f"reply_language@{turn_no}", "reply_language", ok,
+                       None if ok else turn_no, None if ok else step,
+                       f"reply is {actual}, the user writes {wanted}", "response")
+
+
 def said_vs_done_check(events: Sequence[Event], calls: list[Call], domain: str) -> CheckResult:
     from pipeline.response import DEFAULT_CLAIMS, final_replies, said_vs_done
 
     replies = [(r.turn, r.step, r.text) for r in final_replies(events)]
-    accepted = [c for c, e in zip(calls, _call_events(events), strict=True)
-                if e.tool_error is None]
-    violations = said_vs_done(replies, accepted, DEFAULT_CLAIMS.get(domain, ()))
+    violations = said_vs_done(replies, calls, DEFAULT_CLAIMS.get(domain, ()))
     if not violations:
         return CheckResult("said_vs_done", "said_vs_done", True, None, None,
                            f"{len(replies)} replies agree with the journal", "response")
     first = violations[0]
     return CheckResult("said_vs_done", "said_vs_done", False, first.turn, first.step,
                        f"{first.kind} {first.tool}: {first.clause!r}", "response")
-
-
-def _call_events(events: Sequence[Event]) -> list[Event]:
-    return [e for e in events if e.kind == "tool_call" and e.tool_name is not None
-            and not (e.tool_error or "").startswith(BLOCKED)]
 
 
 def _reply_of_turn(events: Sequence[Event]) -> dict[int, tuple[int, str]]:
@@ -317,5 +353,8 @@ def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
         if clarification is not None:
             results.append(clarification)
         results += phrase_checks(number, turn, replies.get(number))
+        language = language_check(number, turn, replies.get(number))
+        if language is not None:
+            results.append(language)
     results.append(said_vs_done_check(events, calls, scenario.domain))
     return results

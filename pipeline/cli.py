@@ -14,9 +14,11 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline import hygiene
+from pipeline.local.commands import app as local_model_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
+app.add_typer(local_model_app, name="local-model")
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
@@ -29,7 +31,8 @@ def run(
     suite: Annotated[list[Path] | None, typer.Option(
         "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
     model: Annotated[list[str] | None, typer.Option(
-        "--model", help="LiteLLM model name; repeatable. Default: reference/golden.")] = None,
+        "--model", help="LiteLLM model name, or local/default (the bundled local model); "
+        "repeatable. Default: reference/golden.")] = None,
     prompt: Annotated[list[str] | None, typer.Option(
         "--prompt", help="Prompt name in the domain's prompts/; repeatable.")] = None,
     memory_mode: Annotated[list[str] | None, typer.Option(
@@ -39,6 +42,8 @@ def run(
         min=1, help="Repeats per grid cell. Default: 3.")] = None,
     temperature: Annotated[float | None, typer.Option(
         help="Sampling temperature. Default: 0.0.")] = None,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of repeat 0; repeat r gets seed + r. Default: none.")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Default: generated.")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="With --run-id: run only trials without a final row.")] = False,
@@ -56,7 +61,7 @@ def run(
 
     if resume and not run_id and spec is None:
         _fail("--resume needs --run-id")
-    grid_options = (suite, model, prompt, memory_mode, temperature, max_in_flight)
+    grid_options = (suite, model, prompt, memory_mode, temperature, seed, max_in_flight)
     if spec is not None and any(v not in (None, []) for v in grid_options):
         _fail("--spec: set suites, models, prompts, memory modes, temperature and max in flight "
               "in the spec (only --run-id, --resume, --ray-address, --repeats override it)")
@@ -66,6 +71,7 @@ def run(
     }
     for key, value in (("models", model), ("prompts", prompt), ("memory_modes", memory_mode),
                        ("run_id", run_id), ("repeats", repeats), ("temperature", temperature),
+                       ("seed", seed),
                        ("max_in_flight", max_in_flight)):
         if value not in (None, []):
             config_args[key] = value
@@ -82,8 +88,10 @@ def run(
             config = SweepConfig(**config_args)
         validate_run_id(config.run_id)
         load_plan_suites(config)  # bad input fails here, before anything starts
+        routes = [m.route for m in config.model_configs() if m.route is not None]
     except (CatalogError, WarehouseError, ValueError) as exc:
         _fail(str(exc))
+    _prepare_local_models(routes, local_ray=not config.ray_address)
     from flows.sweep import sweep_flow
 
     console.print(f"run [bold]{config.run_id}[/]: starting (Prefect flow, Ray trials)")
@@ -98,6 +106,25 @@ def run(
         err_console.print(f"{incomplete} trial(s) incomplete (infrastructure errors): "
                           f"rerun with --run-id {outcome.run_id} --resume")
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _prepare_local_models(routes: list[Any], local_ray: bool) -> None:
+    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
+    from pipeline import local
+
+    try:
+        if local_ray:
+            local.prepare(routes, progress=lambda text: console.print(text, markup=False))
+        elif any(r.node_service for r in routes) and not _runtime_installed():
+            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
+    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
+        _fail(str(exc))
+
+
+def _runtime_installed() -> bool:
+    from pipeline.local.commands import runtime_installed
+
+    return runtime_installed()
 
 
 @app.command()

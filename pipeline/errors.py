@@ -7,7 +7,16 @@ from typing import Literal
 InfraErrorKind = Literal[
     "rate_limit", "timeout", "connection", "server_error", "overloaded", "harness_error"
 ]
-AgentErrorKind = Literal["empty_response", "step_limit", "invalid_memory"]
+AgentErrorKind = Literal[
+    "empty_response",    # a reply with neither text nor a tool call
+    "output_truncated",  # the model hit its token limit mid-reply (finish_reason = length)
+    "tool_loop",         # the same tool call, arguments and all, again and again in one turn
+    "invalid_memory",    # the summary or structured-state update was unusable
+    "step_limit",        # no final reply within the step limit (status: limit)
+    "context_limit",     # the dialog outgrew the model's context window (status: limit)
+]
+LIMIT_KINDS: frozenset[str] = frozenset({"step_limit", "context_limit"})
+"""Agent error kinds whose trial status is ``limit``; the others are ``agent_error``."""
 
 
 class InfraError(Exception):

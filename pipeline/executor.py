@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.attempts import Attempt, RetryBook
@@ -37,6 +37,7 @@ from pipeline.hygiene import RAY_START_PROXY
 from pipeline.limits import CallGate, LimiterRef, create_limiters
 from pipeline.models.faults import FaultProfile
 from pipeline.retry import RetryPolicy
+from pipeline.services import NodeEndpoints
 from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
 
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -61,6 +62,8 @@ class ExecuteOptions:
     """Model name -> faults injected in process around each call (reference models)."""
     prior_attempts: Mapping[str, int] = field(default_factory=dict)
     """trial_id -> attempts already recorded for this run; numbering continues after them."""
+    endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
+    """Per-node call options of models served by node services (pipeline.services)."""
     workers: int | None = None
     """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
     seed: int | None = None
@@ -73,6 +76,7 @@ class GateConfig:
 
     limiters: Mapping[str, LimiterRef]
     faults: Mapping[str, FaultProfile]
+    endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,12 @@ class TrialWorker:
         # Injected faults are reproducible per (trial, attempt).
         gate = CallGate(self.worker_id, gates.limiters, gates.faults,
                         rng=random.Random(attempt_key))
+        endpoint = gates.endpoints.params_for(spec.model.name, node_id)
+        if endpoint is None:  # its node service is not running here (the node joined later)
+            return WorkerOutput(harness_failure(spec, ctx, f"no {spec.model.name} endpoint on "
+                                                f"node {node_id}", node_id))
+        if endpoint:
+            spec = replace(spec, extra={**spec.extra, **endpoint})
         with model_call_guard(gate):
             try:
                 result = run_trial(spec, ctx, node_id=node_id)
@@ -294,7 +304,7 @@ class _Execution:
         self.book = RetryBook(options.retry, options.prior_attempts,
                               rng=random.Random(options.seed))
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
-        self.gates = GateConfig(self.limiters, dict(options.faults))
+        self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
         size = options.workers or len(cpu_slots(ray))
         size = max(1, min(size, max_in_flight))
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))

@@ -8,11 +8,12 @@ hash, the memory mode and the repeat index. The run id is not part of it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pipeline.catalog import Prompt, Scenario, Suite, load_domain
 from pipeline.hashing import canonical_json, sha256_json
+from pipeline.routes import ModelRoute
 
 MemoryMode = Literal["chat", "summary", "structured"]
 MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
@@ -21,12 +22,20 @@ DEFAULT_MODEL = "reference/golden"
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """A model under test and how it is called. ``params`` go to LiteLLM per call."""
+    """A model under test and how it is called. ``params`` go to LiteLLM per call.
+
+    ``seed`` is the seed of repeat 0: repeat ``r`` of a grid cell runs with ``seed + r``
+    (``for_repeat``), so repeats sample differently yet every row can be reproduced."""
 
     name: str
     temperature: float = 0.0
     params: tuple[tuple[str, Any], ...] = ()
     seed: int | None = None
+    route: ModelRoute | None = field(default=None, compare=False)
+    """How LiteLLM reaches the model (pipeline.routes); None = the name as is."""
+
+    def for_repeat(self, repeat: int) -> ModelConfig:
+        return self if self.seed is None else replace(self, seed=self.seed + repeat)
 
     @property
     def provider(self) -> str:
@@ -94,14 +103,15 @@ def expand(
                 for model in models:
                     for mode in memory_modes:
                         for repeat in range(repeats):
+                            seeded = model.for_repeat(repeat)
                             yield TrialSpec(
-                                trial_id=trial_id_for(loaded.scenario, loaded.sha256, model,
+                                trial_id=trial_id_for(loaded.scenario, loaded.sha256, seeded,
                                                       prompt.sha256, mode, repeat),
                                 suite_id=suite.id,
                                 suite_sha256=suite.sha256,
                                 scenario=loaded.scenario,
                                 scenario_sha256=loaded.sha256,
-                                model=model,
+                                model=seeded,
                                 prompt=prompt,
                                 tools_sha256=domain.tools_sha256,
                                 memory_mode=mode,

@@ -13,10 +13,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pipeline.errors import InfraError, InfraErrorKind
+from pipeline.errors import AgentError, InfraError, InfraErrorKind
 from pipeline.grid import ModelConfig
-from pipeline.models.reference import CALL_TAG_KEY, REFERENCE_ERROR_MARK
+from pipeline.models.reference import CALL_TAG_KEY, REFERENCE_ERROR_MARK, REFERENCE_PROVIDER
 from pipeline.redact import redact
+from pipeline.routes import ModelRoute, resolve_route
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class ModelReply:
     cost_usd: float | None
     model_version: str | None
     latency_ms: float
+    system_fingerprint: str | None = None
+    """The provider's report of its backend configuration (for local models: runtime,
+    template, tool-call adapter)."""
 
     def assistant_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
@@ -55,7 +59,11 @@ CallPurpose = Literal["planner", "summary", "state"]
 
 class ModelClient(Protocol):
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 purpose: CallPurpose = "planner", turn: int = 0) -> ModelReply: ...
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        """One model call. ``response_schema``: the reply must be JSON valid against it; the
+        endpoint is asked to enforce it when it can (``response_format``), else it is only
+        stated in the messages by the caller."""
 
 
 _litellm: Any = None
@@ -84,25 +92,49 @@ class LiteLLMClient:
     call_params: dict[str, Any] = field(default_factory=dict)
     """Per-call options (api_base, metadata for reference models, timeout...)."""
 
+    @property
+    def route(self) -> ModelRoute:
+        return self.model.route or resolve_route(self.model.name)
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 purpose: CallPurpose = "planner", turn: int = 0) -> ModelReply:
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
         litellm = litellm_module()
-        kwargs: dict[str, Any] = {**self.model.generation_params(), **self.call_params}
+        route = self.route
+        kwargs: dict[str, Any] = {**self.model.generation_params(), **route.call_params,
+                                  **self.call_params}
+        if route.timeout_s is not None:
+            kwargs.setdefault("timeout", route.timeout_s)
         tag = {"purpose": purpose, "turn": turn}
         kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
         if "extra_body" in kwargs:
             kwargs["extra_body"] = {**kwargs["extra_body"], CALL_TAG_KEY: tag}
         if tools:
             kwargs["tools"] = tools
+        if response_schema is not None and enforces_schema(litellm, route):
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": purpose, "schema": response_schema}}
         with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
             started = time.perf_counter()
             try:
-                response = litellm.completion(model=self.model.name, messages=messages,
+                response = litellm.completion(model=route.litellm_model, messages=messages,
                                               num_retries=0, **kwargs)
             except Exception as exc:  # classified below; anything unknown re-raises
                 raise classify(litellm, exc) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
+
+
+def enforces_schema(litellm: Any, route: ModelRoute) -> bool:
+    """Whether to send ``response_format`` with a JSON Schema on this route."""
+    if route.structured_output is not None:
+        return route.structured_output
+    if route.litellm_model.startswith(f"{REFERENCE_PROVIDER}/"):
+        return False
+    try:
+        return bool(litellm.supports_response_schema(model=route.litellm_model))
+    except Exception:  # LiteLLM's table does not know the model: do not ask for it
+        return False
 
 
 ModelCallGuard = Callable[[str], AbstractContextManager[object]]
@@ -128,8 +160,11 @@ def _guarded(model: str) -> AbstractContextManager[object]:
 
 
 def classify(litellm: Any, exc: Exception) -> Exception:
-    """Map a LiteLLM exception to InfraError; other exceptions are returned unchanged."""
+    """Map a LiteLLM exception to InfraError (or to the agent's ``context_limit``: its dialog
+    outgrew the model's context); other exceptions are returned unchanged."""
     message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return AgentError("context_limit", message)
     table: list[tuple[InfraErrorKind, Any]] = [
         ("rate_limit", litellm.RateLimitError),
         ("timeout", litellm.Timeout),
@@ -204,6 +239,7 @@ def parse_response(response: Any, latency_ms: float) -> ModelReply:
         cost_usd=_reported_cost(usage),
         model_version=getattr(response, "model", None) or None,
         latency_ms=latency_ms,
+        system_fingerprint=getattr(response, "system_fingerprint", None) or None,
     )
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,18 +24,32 @@ from pipeline.catalog import Domain
 from pipeline.errors import AgentError
 from pipeline.llm import ModelClient, ModelReply
 
-SUMMARY_PROMPT = """You keep the running summary of what the user currently wants.
-Rewrite the summary after the user's new message. Keep only the active version of every
-requirement (a corrected value replaces the old one), keep every prohibition ("do not book")
-explicitly, and write it in the user's language, in at most three sentences. Answer with the
-summary text only."""
+SUMMARY_PROMPT = """You update a running summary of a user's request. You are not the
+assistant: never answer the user, never offer help. Write the summary in the language of the
+user's messages, as at most three short sentences: what the user wants now, with every current
+value (a corrected value replaces the old one; copy values as the user wrote them); and what
+the user forbade or postponed ("do not book yet"), if anything. Answer with the summary only."""
 
-STATE_PROMPT = """You maintain the structured state of the user's current task.
-Given the previous state and the user's new message, answer with the complete next state as one
-JSON object valid against this JSON Schema, and nothing else. Record every replaced value in
-"superseded" as {{"path", "old", "new"}}; revoke a permission the user withdrew.
-Schema:
+STATE_PROMPT = """You maintain the structured state of the user's current task for the
+assistant described below. Given the previous state and the user's new message, answer with
+the complete next state as one JSON object valid against the JSON Schema below, and nothing
+else. Carry over every value the user did not change; replace a value the user corrected and
+record the replacement in "superseded" as {{"path", "old", "new"}}; copy values exactly as the
+user or the tools wrote them (never translate them); set a permission to true only for an
+action the user asked for now, and to false when the user withdrew or postponed it.
+
+The assistant's instructions:
+{context}
+
+JSON Schema of the state:
 {schema}"""
+
+REPAIR_PROMPT = """That state was rejected: {reason}. Answer with the corrected complete state
+as one JSON object, and nothing else."""
+
+MemoryRecorder = Callable[[ModelReply, str | None], None]
+"""Called with every memory model call's reply, and the reason it was rejected (None when the
+update was accepted)."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +63,9 @@ class Memory(Protocol):
     revision: int
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
-               model: ModelClient) -> ModelReply | None:
-        """Fold a new user message into memory (one model call, or none)."""
+               model: ModelClient, record: MemoryRecorder) -> None:
+        """Fold a new user message into memory (model calls, each passed to ``record``).
+        Raises AgentError ``invalid_memory`` when no usable memory came back."""
 
     def snapshot(self) -> str | None:
         """The memory as text for the trace (JSON for a state), None when there is none."""
@@ -66,7 +82,7 @@ class ChatMemory:
     revision = 0
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
-               model: ModelClient) -> ModelReply | None:
+               model: ModelClient, record: MemoryRecorder) -> None:
         return None
 
     def snapshot(self) -> str | None:
@@ -87,6 +103,10 @@ def _dialog_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _truncated(reply: ModelReply) -> bool:
+    return reply.finish_reason == "length"
+
+
 @dataclass
 class SummaryMemory:
     mode: str = "summary"
@@ -94,21 +114,25 @@ class SummaryMemory:
     summary: str = ""
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
-               model: ModelClient) -> ModelReply | None:
+               model: ModelClient, record: MemoryRecorder) -> None:
         request = [
             {"role": "system", "content": SUMMARY_PROMPT},
             {"role": "user", "content": f"Previous summary:\n{self.summary or '(none)'}\n\n"
-                                        f"Dialog so far:\n{_dialog_text(messages)}\n\n"
-                                        f"New user message:\n{user_text}"},
+                                        f"Dialog so far:\n{_dialog_text(messages) or '(empty)'}"
+                                        f"\n\nNew user message:\n{user_text}\n\n"
+                                        "Write the updated summary."},
         ]
         reply = model.complete(request, None, purpose="summary", turn=turn)
         text = (reply.content or "").strip()
-        if not text:
-            raise AgentError("invalid_memory", f"turn {turn}: the summary update was empty",
-                             turn)
+        reason = ("the summary update was empty" if not text else
+                  "the summary update was cut off at the token limit" if _truncated(reply)
+                  else None)
+        if reason is not None:
+            record(reply, reason)
+            raise AgentError("invalid_memory", f"turn {turn}: {reason}", turn)
         self.summary = text
         self.revision += 1
-        return reply
+        record(reply, None)
 
     def snapshot(self) -> str | None:
         return self.summary or None
@@ -120,36 +144,71 @@ class SummaryMemory:
         return GateDecision(True)
 
 
+def generation_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema a model is asked to fill: every declared property required (a small model
+    otherwise leaves out the values it should carry over); what it accepts is unchanged."""
+    out = {key: generation_schema(value) if isinstance(value, Mapping) else value
+           for key, value in schema.items() if key != "$schema"}
+    if schema.get("type") == "object" and isinstance(schema.get("properties"), Mapping):
+        out["required"] = list(schema["properties"])
+    return out
+
+
 @dataclass
 class StructuredMemory:
     domain: Domain
+    context: str = ""
+    """The agent's system prompt: what the state is about (dates, conventions)."""
+    repairs: int = 1
+    """Rejected updates sent back to the model with the reason before the update fails."""
     mode: str = "structured"
     revision: int = 0
     state: dict[str, Any] | None = None
     _validator: Draft202012Validator = field(init=False)
+    _wanted: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         if self.domain.state_schema is None:
             raise ValueError(f"domain {self.domain.name} has no state.schema.json: "
                              "structured memory mode is not available for it")
         self._validator = Draft202012Validator(dict(self.domain.state_schema))
+        self._wanted = generation_schema(self.domain.state_schema)
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
-               model: ModelClient) -> ModelReply | None:
+               model: ModelClient, record: MemoryRecorder) -> None:
         schema = json.dumps(self.domain.state_schema, ensure_ascii=False)
         request = [
-            {"role": "system", "content": STATE_PROMPT.format(schema=schema)},
+            {"role": "system", "content": STATE_PROMPT.format(schema=schema,
+                                                              context=self.context)},
             {"role": "user", "content": json.dumps(
                 {"previous_state": self.state, "dialog": _dialog_text(messages),
                  "new_message": user_text}, ensure_ascii=False)},
         ]
-        reply = model.complete(request, None, purpose="state", turn=turn)
+        for attempt in range(self.repairs + 1):
+            reply = model.complete(request, None, purpose="state", turn=turn,
+                                   response_schema=self._wanted)
+            try:
+                proposed = self._accept(turn, reply)
+            except AgentError as rejected:
+                record(reply, str(rejected))
+                if attempt == self.repairs:
+                    raise
+                request = [*request, {"role": "assistant", "content": reply.content or ""},
+                           {"role": "user", "content": REPAIR_PROMPT.format(
+                               reason=str(rejected).split(": ", 1)[-1])}]
+                continue
+            self.state, self.revision = proposed, self.revision + 1  # commit
+            record(reply, None)
+            return
+
+    def _accept(self, turn: int, reply: ModelReply) -> dict[str, Any]:
+        if _truncated(reply):
+            raise AgentError("invalid_memory", f"turn {turn}: the state update was cut off "
+                             "at the token limit", turn)
         proposed = self._parse(turn, reply.content)
         proposed["revision"] = self.revision + 1  # the revision is ours to assign
         self._validate(turn, proposed)
-        self.state, self.revision = proposed, self.revision + 1  # commit
-        return reply
-
+        return proposed
     @staticmethod
     def _parse(turn: int, content: str | None) -> dict[str, Any]:
         text = (content or "").strip()
@@ -196,11 +255,13 @@ class StructuredMemory:
         return GateDecision(True)
 
 
-def memory_for(mode: str, domain: Domain) -> Memory:
+def memory_for(mode: str, domain: Domain, context: str = "") -> Memory:
+    """The memory of ``mode``; ``context`` (the agent's system prompt: dates, conventions) is
+    given to the structured-state update, which must produce exact values."""
     if mode == "chat":
         return ChatMemory()
     if mode == "summary":
         return SummaryMemory()
     if mode == "structured":
-        return StructuredMemory(domain)
+        return StructuredMemory(domain, context)
     raise ValueError(f"unknown memory mode {mode!r}")

@@ -104,9 +104,9 @@ def repeated_calls(events: Sequence[Event], domain: Domain) -> int:
 
 
 def forbidden_attempts(events: Sequence[Event], scenario: Scenario) -> int:
-    """Calls of a tool inside its forbidden span, those the memory gate blocked included."""
+    """Calls of a tool inside its forbidden span, blocked and refused ones included."""
     rules = scenario.expectations.forbidden_tools
-    return sum(1 for c in calls_of(events, include_blocked=True)
+    return sum(1 for c in calls_of(events, include_refused=True)
                if any(c.name == r.tool and c.turn >= r.from_turn for r in rules))
 
 

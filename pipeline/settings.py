@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pipeline.grid import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.models.reference import REFERENCE_PROVIDER
+from pipeline.routes import resolve_route
 
 # Call options that are set elsewhere and may not be smuggled in as generation params.
 RESERVED_PARAMS = frozenset({
@@ -34,7 +35,7 @@ class ModelSettings(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     """Other generation params passed to LiteLLM per call (top_p, max_tokens, ...)."""
     seed: int | None = None
-    """Seed passed to the model, if any (part of the trial identity)."""
+    """Seed of repeat 0 (repeat r gets seed + r); part of the trial identity."""
     concurrency: int | None = Field(default=None, ge=1)
     """Most trials in flight at once for this model's provider group; None = no own limit."""
     api_base: str | None = None
@@ -63,6 +64,9 @@ class ModelSettings(BaseModel):
         return self
 
     def to_model_config(self) -> ModelConfig:
-        """The grid's view: what defines the model's behaviour (and so the trial identity)."""
+        """The grid's view: what defines the model's behaviour (and so the trial identity),
+        with its route resolved and the route's default params under the spec's own."""
+        route = resolve_route(self.name)
+        params = {**route.default_params, **self.params}
         return ModelConfig(name=self.name, temperature=self.temperature,
-                           params=tuple(sorted(self.params.items())), seed=self.seed)
+                           params=tuple(sorted(params.items())), seed=self.seed, route=route)

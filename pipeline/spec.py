@@ -203,12 +203,7 @@ def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> No
 
 
 def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
-    """Provider groups agree on their limit; settings the grid does not apply yet are refused.
-
-    ``SweepConfig.model_configs()`` builds the grid from ``models`` and one ``temperature``:
-    a per-model temperature, ``params`` or ``seed`` would be recorded wrongly (and left out of
-    the trial identity) until it reads ``model_settings``. Refuse them loudly until then.
-    """
+    """Provider groups agree on their limit; every model name resolves to a route."""
     limits: dict[str, tuple[int, int]] = {}
     for index, model in enumerate(models):
         if model.concurrency is not None:
@@ -217,15 +212,10 @@ def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
                 raise fail(("models", index, "concurrency"),
                            f"provider group {model.provider!r} already has concurrency "
                            f"{previous[0]} (models.{previous[1]})")
-        if model.temperature != models[0].temperature:
-            raise fail(("models", index, "temperature"),
-                       "all models must share one temperature for now (the grid applies "
-                       f"{models[0].temperature:g} from models.0 to every model)")
-        for field in ("params", "seed"):
-            if field in model.model_fields_set and getattr(model, field):
-                raise fail(("models", index, field),
-                           f"{field} is stored but not yet applied by the grid "
-                           "(SweepConfig.model_configs ignores model_settings)")
+        try:
+            model.to_model_config()
+        except ValueError as exc:
+            raise fail(("models", index, "name"), str(exc)) from None
 
 
 def _message(message: str) -> str:

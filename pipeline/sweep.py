@@ -48,6 +48,7 @@ class SweepConfig(BaseModel):
     suites: list[Path] = Field(default_factory=list, description="Empty = all bundled suites.")
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
     temperature: float = 0.0
+    seed: int | None = Field(default=None, description="Seed of repeat 0 (repeat r: seed + r).")
     prompts: list[str] = Field(default_factory=lambda: ["default"])
     memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
     repeats: int = Field(default=3, ge=1)
@@ -64,7 +65,14 @@ class SweepConfig(BaseModel):
     warehouse: Path
 
     def model_configs(self) -> list[ModelConfig]:
-        return [ModelConfig(name=m, temperature=self.temperature) for m in self.models]
+        """One config per model: from its spec settings when given, else from the sweep's
+        temperature and seed. Raises ValueError for a model its provider does not know."""
+        by_name = {s.name: s for s in self.model_settings}
+        return [
+            (by_name.get(name) or ModelSettings(name=name, temperature=self.temperature,
+                                                seed=self.seed)).to_model_config()
+            for name in self.models
+        ]
 
 
 @dataclass(frozen=True)
@@ -184,23 +192,27 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     from pipeline.executor import ExecuteOptions, execute, ray_session
     from pipeline.limits import call_params_from, faults_from, limits_from, with_call_params
     from pipeline.progress import SweepProgress
+    from pipeline.services import NodeServices
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
     sink = BatchSink(writer, config.batch_size, on_trial)
     ctx = RunContext(sweep_plan.run_id, code_version())
     if not sweep_plan.pending:
         return sink.statuses
-    options = ExecuteOptions(retry=config.retry, limits=limits_from(config),
-                             faults=faults_from(config),
-                             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id))
     specs = with_call_params(sweep_plan.pending, call_params_from(config))
+    routes = {s.model.name: s.model.route for s in sweep_plan.pending if s.model.route}
     progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}")
 
     def on_attempt(attempt: Attempt) -> None:
         sink.attempt(attempt)
         progress.attempt(attempt)
 
-    with ray_session(config.ray_address), progress:
+    with ray_session(config.ray_address) as ray, NodeServices(ray, routes) as endpoints, \
+            progress:
+        options = ExecuteOptions(
+            retry=config.retry, limits=limits_from(config), faults=faults_from(config),
+            prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
+            endpoints=endpoints)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)

@@ -30,6 +30,8 @@ class Event:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_ms: float | None = None
+    finish_reason: str | None = None
+    """Why the model stopped (assistant messages and memory updates), as it reported."""
 
     def row(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -44,20 +46,23 @@ class Usage:
     output_tokens: int | None = 0
     cost_usd: float | None = 0.0
     model_version: str | None = None
+    system_fingerprint: str | None = None
 
     def add(self, input_tokens: int | None, output_tokens: int | None, cost: float | None,
-            model_version: str | None) -> None:
+            model_version: str | None, system_fingerprint: str | None = None) -> None:
         self.model_calls += 1
         self.input_tokens = _plus(self.input_tokens, input_tokens)
         self.output_tokens = _plus(self.output_tokens, output_tokens)
         self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
         if model_version:
             self.model_version = model_version
+        if system_fingerprint:
+            self.system_fingerprint = system_fingerprint
 
     def reported(self) -> Usage:
         """Totals with 'no call at all' as null too."""
         if self.model_calls == 0:
-            return Usage(0, None, None, None, self.model_version)
+            return Usage(0, None, None, None, self.model_version, self.system_fingerprint)
         return self
 
 

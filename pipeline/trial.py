@@ -14,8 +14,8 @@ from typing import Any
 
 from pipeline.agent import Agent
 from pipeline.catalog import load_domain
-from pipeline.checks import CheckResult, score
-from pipeline.errors import AgentError, InfraError
+from pipeline.checks import CHECK_VERSIONS, CheckResult, score
+from pipeline.errors import LIMIT_KINDS, AgentError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import LiteLLMClient, ModelClient
@@ -62,7 +62,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         tools=domain.openai_tools(),
         sandbox=sandbox,
         step_limit=spec.step_limit,
-        memory=memory_for(spec.memory_mode, domain),
+        memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
     )
     trace = Trace()
     started = datetime.now(UTC)
@@ -72,7 +72,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     try:
         agent.run([t.user for t in spec.scenario.turns], trace)
     except AgentError as exc:
-        status = "limit" if exc.kind == "step_limit" else "agent_error"
+        status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
         memory_error = exc if exc.kind == "invalid_memory" else None
     except InfraError as exc:
@@ -119,6 +119,7 @@ def _rows(spec: TrialSpec, ctx: RunContext, trace: Trace, checks: list[CheckResu
         "model": spec.model.name,
         "provider": spec.model.provider,
         "model_version": usage.model_version,
+        "system_fingerprint": usage.system_fingerprint,
         "temperature": spec.model.temperature,
         "generation_params": canonical_json(spec.model.generation_params()),
         "seed": spec.model.seed,
@@ -145,7 +146,8 @@ def _rows(spec: TrialSpec, ctx: RunContext, trace: Trace, checks: list[CheckResu
         "node_id": node_id,
     }
     events = [{**key, **e.row()} for e in trace.events]
-    check_rows = [{**key, **c.__dict__} for c in checks]
+    check_rows = [{**key, **c.__dict__, "check_version": CHECK_VERSIONS[c.check_kind]}
+                  for c in checks]
     return TrialResult(trial, events, check_rows)
 
 

@@ -41,10 +41,13 @@ class Scripted:
     planner: list[ModelReply]
     seen: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     on_planner: Any = None
+    schemas: list[dict[str, Any] | None] = field(default_factory=list)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 purpose: str = "planner", turn: int = 0) -> ModelReply:
+                 purpose: str = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
         self.seen.append((purpose, messages))
+        self.schemas.append(response_schema)
         if purpose != "planner":
             return _reply(self.memory.pop(0))
         if self.on_planner is not None:
@@ -107,13 +110,43 @@ def test_a_call_the_state_does_not_permit_never_reaches_the_sandbox() -> None:
     (json.dumps(_state(True, goal="compare_rooms")), "invariant"),
 ])
 def test_an_invalid_state_update_is_a_memory_error(state: str, message: str) -> None:
-    model = Scripted([state], [_reply("never reached")])
+    model = Scripted([state, state], [_reply("never reached")])
     agent = _agent(model, StructuredMemory(load_domain("meeting_rooms")))
+    trace = Trace()
     with pytest.raises(AgentError) as caught:
-        agent.run(["Сравни два варианта"], Trace())
+        agent.run(["Сравни два варианта"], trace)
     assert caught.value.kind == "invalid_memory" and caught.value.turn == 1
     assert message in str(caught.value)
-    assert [p for p, _ in model.seen] == ["state"]  # the planner never ran
+    assert [p for p, _ in model.seen] == ["state", "state"]  # one repair; the planner never ran
+    assert message in model.seen[1][1][-1]["content"]  # the repair request says why
+    updates = [e for e in trace.events if e.kind == "memory_update"]
+    assert [(e.tool_error or "").startswith("rejected: ") for e in updates] == [True, True]
+    assert trace.usage.model_calls == 2
+
+
+def test_a_rejected_state_is_repaired_once_then_committed() -> None:
+    good = json.dumps(_state(True))
+    model = Scripted(["not json", good], [_reply(calls=(RESERVE,)), _reply("Готово.")])
+    agent = _agent(model, StructuredMemory(load_domain("meeting_rooms")))
+    trace = Trace()
+    agent.run(["Забронируй amber"], trace)
+    assert [p for p, _ in model.seen] == ["state", "state", "planner", "planner"]
+    updates = [e for e in trace.events if e.kind == "memory_update"]
+    assert updates[0].tool_error is not None and updates[0].content == "not json"
+    assert updates[1].tool_error is None and json.loads(updates[1].content or "")["revision"] == 1
+    assert [j.tool for j in agent.sandbox.journal] == ["reserve_room"]
+
+
+def test_the_state_update_asks_for_every_declared_field() -> None:
+    model = Scripted([json.dumps(_state(True))], [_reply("Готово.")])
+    agent = _agent(model, StructuredMemory(load_domain("meeting_rooms")))
+    agent.run(["Забронируй amber"], Trace())
+    wanted = model.schemas[0]
+    assert wanted is not None and "$schema" not in wanted
+    assert set(wanted["required"]) == set(wanted["properties"])
+    constraints = wanted["properties"]["constraints"]
+    assert set(constraints["required"]) == set(constraints["properties"]) >= {"room_id"}
+    assert model.schemas[1] is None  # the planner is not constrained
 
 
 def test_summary_is_rewritten_each_turn_and_given_to_the_planner() -> None:

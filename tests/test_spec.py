@@ -122,8 +122,8 @@ BROKEN = [
      "listed twice"),
     ("models:\n  - name: openai/a\n    concurrency: 4\n  - name: openai/b\n    concurrency: 2\n",
      5, "models.1.concurrency", "already has concurrency 4"),
-    ("models:\n  - name: reference/golden\n    params: {top_p: 0.9}\n", 3, "models.0.params",
-     "not yet applied"),
+    ("models:\n  - name: reference/golden\n  - name: local/nosuch\n", 3, "models.1.name",
+     "unknown local model 'local/nosuch'; known: local/default"),
     ("models:\n  - name: reference/golden\n    params: {temperature: 0.9}\n", 3,
      "models.0.params", "temperature cannot be set in params"),
     ("models: [{name: reference/golden}]\nrepeats: 2\nrepeats: 3\n", 3, "repeats",
@@ -165,3 +165,32 @@ def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
     no_id = runner.invoke(cli.app, ["run", "--spec", str(resume), "--resume"])
     assert no_id.exit_code == 2 and "--resume needs --run-id" in no_id.stderr
     assert not home.exists()
+
+
+def test_per_model_settings_reach_the_grid_and_the_seed_moves_per_repeat(tmp_path: Path) -> None:
+    from pipeline.grid import expand
+    from pipeline.sweep import load_plan_suites
+
+    path = _write(tmp_path, "suites: [intent_change]\nrepeats: 2\nmemory_modes: [chat]\n"
+                            "models:\n  - name: reference/golden\n"
+                            "  - name: openai/gpt-4o-mini\n    temperature: 0.7\n"
+                            "    seed: 40\n    params: {top_p: 0.9}\n")
+    config = load_spec(path, tmp_path / "wh")
+    golden, remote = config.model_configs()
+    assert (golden.temperature, golden.seed, golden.params) == (0.0, None, ())
+    assert (remote.temperature, remote.seed, dict(remote.params)) == (0.7, 40, {"top_p": 0.9})
+    specs = [s for s in expand(load_plan_suites(config), [remote], ["default"], ["chat"], 2)
+             if s.scenario.id == "R1"]
+    assert [s.model.seed for s in specs] == [40, 41]
+    assert [s.model.generation_params() for s in specs] == [
+        {"temperature": 0.7, "top_p": 0.9, "seed": 40},
+        {"temperature": 0.7, "top_p": 0.9, "seed": 41}]
+    assert len({s.trial_id for s in specs}) == 2
+
+
+def test_a_local_model_gets_its_route_and_default_params(tmp_path: Path) -> None:
+    path = _write(tmp_path, "models:\n  - name: local/default\n    params: {top_p: 0.5}\n")
+    (local,) = load_spec(path, tmp_path / "wh").model_configs()
+    assert local.route is not None and local.route.litellm_model == "openai/qwen2.5-coder-1.5b"
+    assert local.route.node_service == "local-model:qwen2.5-coder-1.5b"
+    assert dict(local.params) == {"max_tokens": 768, "top_p": 0.5}

@@ -7,6 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from warehouse.query import run_sql
+from warehouse.schema import SCHEMA_VERSION
 from warehouse.writer import WarehouseError, WarehouseWriter, validate_run_id
 
 
@@ -38,7 +39,7 @@ def test_batch_is_written_atomically_with_schema_version(tmp_path: Path) -> None
     assert files == ["events", "trials"]
     assert not list(tmp_path.rglob("*.tmp"))
     table = pq.read_table(next((tmp_path / "trials").rglob("*.parquet")))
-    assert table.column("schema_version").to_pylist() == [1]
+    assert table.column("schema_version").to_pylist() == [SCHEMA_VERSION]
     assert table.column("input_tokens").to_pylist() == [None]
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""v2: trials.system_fingerprint, events.finish_reason, checks.check_version (v1 files read on:
+the new columns are null there)."""
 
 TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
@@ -99,9 +101,14 @@ TRIALS = Table(
         _c("suite_id", pa.string(), "Suite (file stem) the scenario came from."),
         _c("suite_sha256", pa.string(), "Hash of the suite file's bytes."),
         _c("domain", pa.string(), "Domain of the scenario."),
-        _c("model", pa.string(), "Model name as given to LiteLLM."),
+        _c("model", pa.string(), "Model name under test, as the sweep named it (e.g. "
+           "local/default, openai/gpt-4o-mini)."),
         _c("provider", pa.string(), "Provider / access channel (LiteLLM provider prefix)."),
-        _c("model_version", pa.string(), "Model version the provider reported.", nullable=True),
+        _c("model_version", pa.string(), "Model version the provider reported (local models: "
+           "the GGUF's sha256).", nullable=True),
+        _c("system_fingerprint", pa.string(), "Backend configuration the provider reported "
+           "(local models: runtime version, chat-template hash, tool-call adapter).",
+           nullable=True),
         _c("temperature", pa.float64(), "Sampling temperature."),
         _c("generation_params", pa.string(), "All generation params as canonical JSON."),
         _c("seed", pa.int64(), "Seed passed to the model, if any.", nullable=True),
@@ -176,7 +183,8 @@ EVENTS = Table(
         _c("intercepted", pa.bool_(), "State-changing call intercepted by the sandbox.",
            nullable=True),
         _c("state_revision", pa.int64(), "Sandbox state revision at the call.", nullable=True),
-        _c("tool_error", pa.string(), "Error the tool returned to the agent.", nullable=True),
+        _c("tool_error", pa.string(), "Error the tool returned to the agent; for a memory_update, "
+           "why the update was rejected.", nullable=True),
         _c("active_state_before", pa.string(), "Agent memory before the turn (JSON).",
            nullable=True),
         _c("active_state_after", pa.string(), "Agent memory after the turn (JSON).",
@@ -184,6 +192,8 @@ EVENTS = Table(
         _c("input_tokens", pa.int64(), "Prompt tokens of this model call.", nullable=True),
         _c("output_tokens", pa.int64(), "Completion tokens of this model call.", nullable=True),
         _c("latency_ms", pa.float64(), "Latency of this model call.", nullable=True),
+        _c("finish_reason", pa.string(), "Why the model stopped, as reported (stop, tool_calls, "
+           "length...), for assistant messages and memory updates.", nullable=True),
     ),
 )
 
@@ -200,6 +210,8 @@ CHECKS = Table(
         _c("turn", pa.int32(), "Turn of the first violation, or null.", nullable=True),
         _c("step", pa.int32(), "Step of the first violation, or null.", nullable=True),
         _c("detail", pa.string(), "What was seen."),
+        _c("check_version", pa.int32(), "Version of the check kind's logic that produced the "
+           "row (pipeline.checks.CHECK_VERSIONS).", nullable=True),
     ),
 )
 

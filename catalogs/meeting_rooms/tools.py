@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+
+def _instant(text: str) -> datetime | None:
+    """An ISO 8601 time with a UTC offset; None when it is not one (as the real system
+    would refuse it: a time without an offset is ambiguous)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def search_rooms(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     capacity = int(arguments["capacity"])
-    starts_at = str(arguments["starts_at"])
+    starts_at = _instant(str(arguments["starts_at"]))
+    if starts_at is None:
+        return {"error": "starts_at must be an ISO 8601 time with a UTC offset, "
+                         "e.g. 2026-08-07T15:00:00+03:00"}
     required = set(arguments.get("required_features") or [])
     matches = [
         {k: room[k] for k in ("id", "capacity", "price_per_hour", "features")}
         for room in state["rooms"]
         if room["capacity"] >= capacity
-        and starts_at in room["available"]
+        and any(_instant(slot) == starts_at for slot in room["available"])
         and required <= set(room["features"])
     ]
     matches.sort(key=lambda room: (room["price_per_hour"], room["id"]))

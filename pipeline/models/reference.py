@@ -29,7 +29,8 @@ CALL_TAG_KEY = "agentsweep_call"
 REFERENCE_ERROR_MARK = "agentsweep-reference-script:"
 
 Script = dict[str, Any]
-"""{"turns": [{"actions": [{"call": {...}} | {"reply": str}], "summary", "state"}],
+"""{"turns": [{"actions": [{"call": {...}} | {"reply": str} | {"raw": {...}}], "summary",
+"state"}],
 "turning_point", "mutation", "fresh_calls", "clarification": [...]} - JSON-able."""
 
 Variant = Callable[[Script], Script]
@@ -40,9 +41,10 @@ def _golden(script: Script) -> Script:
 
 
 def _variants() -> dict[str, Variant]:
+    from pipeline.models.broken import BROKEN
     from pipeline.models.mutants import MUTANTS
 
-    return {"golden": _golden, **MUTANTS}
+    return {"golden": _golden, **MUTANTS, **BROKEN}
 
 
 class _Registry(Mapping[str, Variant]):
@@ -137,6 +139,12 @@ def next_action(script: Script, messages: Sequence[Mapping[str, Any]]) -> dict[s
 
 
 def response_message(action: Mapping[str, Any], turn: int, step: int) -> dict[str, Any]:
+    if "raw" in action:  # a message exactly as written (pipeline.models.broken)
+        raw = dict(action["raw"])
+        message = {"role": "assistant", "content": raw.get("content")}
+        if raw.get("tool_calls"):
+            message["tool_calls"] = raw["tool_calls"]
+        return {"finish_reason": raw.get("finish_reason", "stop"), "message": message}
     if "call" in action:
         call = action["call"]
         return {

@@ -1,0 +1,97 @@
+"""``agentsweep local-model``: list, fetch and serve the bundled local models by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import threading
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
+from pipeline.local.weights import WeightsError, ensure_weights, gguf_path, model_cache
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="The bundled local models (llama.cpp on 127.0.0.1, no key needed).")
+console = Console()
+err_console = Console(stderr=True)
+EXIT_BAD_INPUT = 2
+RUNTIME_MISSING = ("the local model runtime (xllamacpp) is not installed: run `make setup-local` "
+                   "(or `uv pip install --require-hashes -r requirements-local.lock`)")
+
+
+def runtime_installed() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command(name="list")
+def list_models() -> None:
+    """The bundled local models, their pinned hashes and whether their weights are cached."""
+    table = Table(title=f"local models (cache: {model_cache()})")
+    for column in ("name", "aliases", "gguf sha256", "size", "cached", "what it is"):
+        table.add_column(column, overflow="fold")
+    for spec in local_models():
+        table.add_row(spec.model_id, ", ".join(f"{LOCAL_PROVIDER}/{a}" for a in spec.aliases),
+                      spec.gguf_sha256[:16] + "…", f"{spec.gguf_bytes / 1e9:.2f} GB",
+                      "yes" if gguf_path(spec).exists() else "no", spec.title)
+    console.print(table)
+
+
+@app.command()
+def fetch(
+    name: Annotated[str, typer.Argument(help="local/<name> or local/<alias>")] =
+        f"{LOCAL_PROVIDER}/{DEFAULT_ALIAS}",
+) -> None:
+    """Fetch the pinned parts, join them and check the sha256 (once per machine)."""
+    try:
+        spec = local_model(name)
+        path = ensure_weights(spec, progress=lambda text: console.print(text, markup=False))
+    except (ValueError, WeightsError) as exc:
+        _fail(str(exc))
+    console.print(f"{spec.model_id}: {path} (sha256 {spec.gguf_sha256} verified)",
+                  markup=False)
+
+
+@app.command()
+def serve(
+    name: Annotated[str, typer.Argument(help="local/<name> or local/<alias>")] =
+        f"{LOCAL_PROVIDER}/{DEFAULT_ALIAS}",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="0: any free port.")] = 8766,
+    slots: Annotated[int, typer.Option(min=1, help="Requests computed at once.")] = 1,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads.")] = 1,
+) -> None:
+    """Serve a local model over OpenAI-compatible HTTP on 127.0.0.1 until Ctrl-C."""
+    from pipeline.local.server import LocalModelServer, ServeOptions
+
+    if not runtime_installed():
+        _fail(RUNTIME_MISSING)
+    try:
+        spec = local_model(name)
+        path = ensure_weights(spec, progress=lambda text: console.print(text, markup=False))
+    except (ValueError, WeightsError) as exc:
+        _fail(str(exc))
+    options = ServeOptions(port=port, slots=slots, threads=threads)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        server = LocalModelServer(spec, path, options).start()
+    except OSError as exc:
+        _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+    console.print(f"serving {spec.model_id} on {server.api_base} (LiteLLM: "
+                  f"model='openai/{spec.name}', api_base='{server.api_base}', api_key='no-key'); "
+                  "Ctrl-C stops", markup=False)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    console.print("stopped")
