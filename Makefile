@@ -1,6 +1,7 @@
 # agentsweep: everything a fresh machine with only python3 needs.
 #   make run   set up .venv from requirements.lock, run the default sweep, print the summary
 #   make test  set up .venv with test extras from requirements-dev.lock, run the tests
+#   make run-local  set up the bundled local model (pinned, hash-checked) and run a small real sweep
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,10 +9,18 @@ UV := $(BIN)/uv
 export UV_PYTHON := $(BIN)/python
 ARGS ?=
 
-.PHONY: setup setup-dev run test lint bench clean
+.PHONY: setup setup-dev setup-local run run-local test lint bench clean openmp-runtime
 
 setup: $(VENV)/.installed-runtime
 setup-dev: $(VENV)/.installed-dev
+setup-local: $(VENV)/.installed-local
+
+# llama.cpp's wheel (xllamacpp) links the system's OpenMP runtime (libgomp.so.1).
+openmp-runtime:
+	@/sbin/ldconfig -p 2>/dev/null | grep -q 'libgomp.so.1 ' || { \
+	  echo "installing libgomp1 (OpenMP runtime of the local model's llama.cpp)"; \
+	  (apt-get install -y -q libgomp1 || (apt-get update -q && apt-get install -y -q libgomp1)) \
+	    >/dev/null || { echo "install libgomp1 (Debian/Ubuntu) or libgomp (others)"; exit 1; }; }
 
 $(BIN)/uv: requirements-bootstrap.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +32,25 @@ $(VENV)/.installed-runtime: requirements.lock pyproject.toml $(BIN)/uv
 	$(UV) pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml $(BIN)/uv
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml $(BIN)/uv | openmp-runtime
 	$(UV) pip install --quiet --require-hashes -r requirements-dev.lock
+	$(UV) pip install --quiet --no-deps -e .
+	touch $@ $(VENV)/.installed-runtime $(VENV)/.installed-local
+
+$(VENV)/.installed-local: requirements-local.lock pyproject.toml $(BIN)/uv | openmp-runtime
+	$(UV) pip install --quiet --require-hashes -r requirements-local.lock
 	$(UV) pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.installed-runtime
 
 run: setup
 	$(BIN)/agentsweep run $(ARGS)
+
+# The weights (1.1 GB, pinned by hash) are fetched once per machine into ~/.cache/agentsweep.
+run-local: setup-local
+	$(BIN)/agentsweep local-model fetch
+	run_id=local-small-$$(date -u +%Y%m%dT%H%M%S); \
+	  $(BIN)/agentsweep run --spec infra/sweeps/local-small.yaml --run-id $$run_id $(ARGS) && \
+	  $(BIN)/agentsweep report matrix --run-id $$run_id
 
 test: setup-dev
 	$(BIN)/python -m pytest -q $(ARGS)

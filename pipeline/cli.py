@@ -30,6 +30,8 @@ EXIT_INCOMPLETE = 3
 def run(
     suite: Annotated[list[Path] | None, typer.Option(
         "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
+    scenario: Annotated[list[str] | None, typer.Option(
+        "--scenario", help="Scenario id to run; repeatable. Default: every scenario.")] = None,
     model: Annotated[list[str] | None, typer.Option(
         "--model", help="LiteLLM model name, or local/default (the bundled local model); "
         "repeatable. Default: reference/golden.")] = None,
@@ -61,15 +63,18 @@ def run(
 
     if resume and not run_id and spec is None:
         _fail("--resume needs --run-id")
-    grid_options = (suite, model, prompt, memory_mode, temperature, seed, max_in_flight)
+    grid_options = (suite, scenario, model, prompt, memory_mode, temperature, seed,
+                    max_in_flight)
     if spec is not None and any(v not in (None, []) for v in grid_options):
-        _fail("--spec: set suites, models, prompts, memory modes, temperature and max in flight "
-              "in the spec (only --run-id, --resume, --ray-address, --repeats override it)")
+        _fail("--spec: set suites, scenarios, models, prompts, memory modes, temperature, seed "
+              "and max in flight in the spec (only --run-id, --resume, --ray-address, --repeats "
+              "override it)")
     config_args: dict[str, Any] = {
         "suites": suite or [], "resume": resume, "ray_address": ray_address,
         "warehouse": hygiene.warehouse_root(),
     }
-    for key, value in (("models", model), ("prompts", prompt), ("memory_modes", memory_mode),
+    for key, value in (("models", model), ("scenarios", scenario), ("prompts", prompt),
+                       ("memory_modes", memory_mode),
                        ("run_id", run_id), ("repeats", repeats), ("temperature", temperature),
                        ("seed", seed),
                        ("max_in_flight", max_in_flight)):

@@ -115,13 +115,11 @@ class SummaryMemory:
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
                model: ModelClient, record: MemoryRecorder) -> None:
-        request = [
-            {"role": "system", "content": SUMMARY_PROMPT},
-            {"role": "user", "content": f"Previous summary:\n{self.summary or '(none)'}\n\n"
-                                        f"Dialog so far:\n{_dialog_text(messages) or '(empty)'}"
-                                        f"\n\nNew user message:\n{user_text}\n\n"
-                                        "Write the updated summary."},
-        ]
+        parts = [f"Previous summary:\n{self.summary}" if self.summary else "",
+                 f"Dialog so far:\n{_dialog_text(messages)}" if messages else "",
+                 f"New user message:\n{user_text}", "Write the updated summary."]
+        request = [{"role": "system", "content": SUMMARY_PROMPT},
+                   {"role": "user", "content": "\n\n".join(p for p in parts if p)}]
         reply = model.complete(request, None, purpose="summary", turn=turn)
         text = (reply.content or "").strip()
         reason = ("the summary update was empty" if not text else

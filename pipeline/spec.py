@@ -38,6 +38,8 @@ class SweepSpec(BaseModel):
     """Default: generated per invocation (a nightly spec leaves it out)."""
     suites: list[str] = Field(default_factory=list)
     """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
+    scenarios: list[str] = Field(default_factory=list)
+    """Scenario ids to keep from the suites; empty = every scenario."""
     models: list[ModelSettings] = Field(min_length=1)
     prompts: list[str] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (the domain's ``default`` prompt)."""
@@ -133,8 +135,10 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
                         ("models", [m.name for m in spec.models])):
         _refuse_duplicates(key, values, fail)
     _check_models(spec.models, fail)
+    _check_scenarios(spec.scenarios, suites, fail)
     args: dict[str, Any] = {
         "suites": suites,
+        "scenarios": list(spec.scenarios),
         "models": [m.name for m in spec.models],
         "temperature": spec.models[0].temperature,
         "model_settings": list(spec.models),
@@ -216,6 +220,20 @@ def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
             model.to_model_config()
         except ValueError as exc:
             raise fail(("models", index, "name"), str(exc)) from None
+
+
+def _check_scenarios(ids: Sequence[str], suites: Sequence[Path], fail: _Locator) -> None:
+    """Every id in ``scenarios`` names a scenario of the spec's suites."""
+    if not ids:
+        return
+    from pipeline.catalog import load_suites
+
+    known = {loaded.scenario.id for suite in load_suites(list(suites) or bundled_suites())
+             for loaded in suite.scenarios}
+    for index, scenario_id in enumerate(ids):
+        if scenario_id not in known:
+            raise fail(("scenarios", index), f"no scenario {scenario_id!r} in the suites "
+                       f"(known: {', '.join(sorted(known))})")
 
 
 def _message(message: str) -> str:

@@ -9,7 +9,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ class SweepConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     suites: list[Path] = Field(default_factory=list, description="Empty = all bundled suites.")
+    scenarios: list[str] = Field(default_factory=list,
+                                 description="Scenario ids to run; empty = every scenario.")
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
     temperature: float = 0.0
     seed: int | None = Field(default=None, description="Seed of repeat 0 (repeat r: seed + r).")
@@ -101,8 +103,20 @@ class SweepOutcome:
 
 
 def load_plan_suites(config: SweepConfig) -> list[Suite]:
-    """Load and validate every suite; raises CatalogError before anything runs."""
-    return load_suites(config.suites or bundled_suites())
+    """Load and validate every suite, keeping only ``config.scenarios`` when set; raises
+    CatalogError (ValueError for an id no suite has) before anything runs."""
+    suites = load_suites(config.suites or bundled_suites())
+    if not config.scenarios:
+        return suites
+    wanted = set(config.scenarios)
+    known = {loaded.scenario.id for suite in suites for loaded in suite.scenarios}
+    missing = sorted(wanted - known)
+    if missing:
+        raise ValueError(f"scenarios: {', '.join(missing)} in none of the suites "
+                         f"(known: {', '.join(sorted(known))})")
+    return [replace(suite, scenarios=tuple(s for s in suite.scenarios
+                                           if s.scenario.id in wanted))
+            for suite in suites if any(s.scenario.id in wanted for s in suite.scenarios)]
 
 
 def plan(config: SweepConfig) -> SweepPlan:

@@ -66,3 +66,15 @@ def prefect_harness() -> Iterator[None]:
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
     return tmp_path / "warehouse"
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[Any]:
+    """The bundled default local model, served once per session (real llama.cpp, 1 slot)."""
+    from pipeline.local import ensure_weights, local_model
+    from pipeline.local.server import LocalModelServer, ServeOptions
+
+    spec = local_model("local/default")
+    with LocalModelServer(spec, ensure_weights(spec),
+                          ServeOptions(slots=1, threads=2, ctx_per_slot=4096)) as server:
+        yield server

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import MEETING_SUITE
+from conftest import MEETING_SUITE, descendants
 
 from pipeline.catalog import load_suite
+from pipeline.local import local_model
+from pipeline.local.adapter import ADAPTER_ID
+from pipeline.local.weights import gguf_path
 
 BIN = Path(sys.executable).parent
 GRID = len(load_suite(MEETING_SUITE).scenarios) * 2  # chat mode only, 2 repeats
@@ -69,6 +75,80 @@ def test_run_then_sql_then_resume_touch_only_loopback(tmp_path: Path) -> None:
     leaked = subprocess.run(["grep", "-r", "-l", "sk-canary-e2e", str(home)],
                             capture_output=True, text=True, check=False)
     assert leaked.stdout == ""
+
+
+LOCAL = local_model("local/default")
+LOCAL_ARGS = ("--suite", str(MEETING_SUITE), "--scenario", "V1", "--model", "local/default",
+              "--memory-mode", "chat", "--repeats", "1", "--temperature", "0.7", "--seed", "3")
+
+
+def _serving_model(home: Path) -> list[int]:
+    """Processes started for ``home`` (they inherit its AGENTSWEEP_HOME) that have the local
+    model's weights mapped: a running server."""
+    target, marker = str(gguf_path(LOCAL)), f"AGENTSWEEP_HOME={home}\0".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    if marker not in environ.read() + b"\0":
+                        continue
+                with open(f"/proc/{entry}/maps") as handle:
+                    if target in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
+                    "(.ci/run installs it)")
+def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    trace = tmp_path / "connect.txt"
+    run = _agentsweep(home, "run", *LOCAL_ARGS, "--run-id", "local", strace_to=trace,
+                      timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _foreign_addresses(trace) == set()
+    assert _serving_model(home) == []  # the server went with the sweep
+    row = _agentsweep(home, "sql", "--format", "json",
+                      "select status, error_kind, model_version, system_fingerprint, "
+                      "input_tokens, output_tokens, cost_usd, model_calls, seed from trials")
+    (trial,) = json.loads(row.stdout)
+    assert trial["status"] in ("complete", "agent_error", "limit"), trial
+    assert trial["model_version"] == LOCAL.gguf_sha256
+    assert ADAPTER_ID in trial["system_fingerprint"]
+    assert trial["input_tokens"] > 0 and trial["output_tokens"] > 0 and trial["cost_usd"] is None
+    assert trial["model_calls"] >= 1 and trial["seed"] == 3
+    assert "sk-canary-e2e" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
+                                                                stop: signal.Signals) -> None:
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0")
+    driver = subprocess.Popen([str(BIN / "agentsweep"), "run", *LOCAL_ARGS, "--run-id", "stop"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not _serving_model(home):
+            assert driver.poll() is None and time.monotonic() < deadline, "no server started"
+            time.sleep(0.5)
+        driver.send_signal(stop)
+        driver.wait(timeout=120)
+        deadline = time.monotonic() + 60
+        while _serving_model(home) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _serving_model(home) == []
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        for pid in descendants(driver.pid) if driver.poll() is None else []:
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_sql_errors_are_clear(tmp_path: Path) -> None:
