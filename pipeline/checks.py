@@ -206,6 +206,25 @@ def _lookup(state: Any, path: str) -> Any:
     return state
 
 
+REJECTED = "rejected: "
+"""Prefix of a memory_update's tool_error when the update was refused (pipeline.agent)."""
+
+
+def memory_failure_check(events: Sequence[Event]) -> CheckResult | None:
+    """The memory update of a turn was refused and never repaired (the trial ended there):
+    a State failure, read from the trace like every other check."""
+    last: dict[int, Event] = {}
+    for event in events:
+        if event.kind == "memory_update":
+            last[event.turn] = event
+    for turn in sorted(last):
+        error = last[turn].tool_error or ""
+        if error.startswith(REJECTED):
+            return CheckResult(f"memory:invalid@{turn}", "state_value", False, turn, 0,
+                               error.removeprefix(REJECTED), "state")
+    return None
+
+
 def memory_after(events: Sequence[Event]) -> dict[int, str | None]:
     return {e.turn: e.active_state_after for e in events if e.kind == "user_message"}
 
@@ -335,7 +354,9 @@ def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
     calls = calls_of(events)
     turns = max(last_turn(events), len(scenario.turns))
     rules = scenario.expectations
-    results = [forbidden_check(r, calls) for r in rules.forbidden_tools]
+    memory_failure = memory_failure_check(events)
+    results = [memory_failure] if memory_failure is not None else []
+    results += [forbidden_check(r, calls) for r in rules.forbidden_tools]
     results += [required_check(r, calls, turns) for r in rules.required_tools]
     if rules.trajectory is not None:
         results.append(trajectory_check(rules.trajectory, calls))

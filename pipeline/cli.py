@@ -19,6 +19,9 @@ from pipeline.local.commands import app as local_model_app
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
 app.add_typer(local_model_app, name="local-model")
+checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                         help="Calibrate the checks against a person's verdicts.")
+app.add_typer(checks_app, name="checks")
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
@@ -279,6 +282,116 @@ def verify_suite(
             err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
                               markup=False)
         raise typer.Exit(1)
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Option("--run-id", help="The run to score again.")],
+    new_run_id: Annotated[str, typer.Option("--as", help="Run id of the rescored copy.")],
+) -> None:
+    """Score a run's stored traces again with today's checks, offline, as a new run."""
+    from pipeline.rescore import rescore_run
+    from warehouse.query import run_sql
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    root = hygiene.warehouse_root()
+    try:
+        validate_run_id(new_run_id)
+    except WarehouseError as exc:
+        _fail(f"--as: {exc}")
+    if run_sql(root, "select count(*) from trials where run_id = $r", {"r": new_run_id}).rows[0][0]:
+        _fail(f"--as: run {new_run_id!r} already exists")
+    outcome = rescore_run(root, run_id, new_run_id)
+    if not outcome.rescored:
+        _fail(f"--run-id: run {run_id!r} has no scorable trial")
+    console.print(f"rescored {outcome.rescored} trial(s) of {run_id} as {new_run_id} "
+                  f"({outcome.skipped} incomplete or without their scenario skipped; "
+                  f"{outcome.scenarios_changed} scored against a changed scenario)")
+
+
+@checks_app.command(name="calibrate")
+def checks_calibrate(
+    labels: Annotated[list[Path], typer.Option("--labels", help="Labels (JSONL); repeatable.")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Run in the warehouse.")] = None,
+    traces: Annotated[Path | None, typer.Option(
+        "--traces", help="Instead of --run-id: traces exported by `checks export`.")] = None,
+) -> None:
+    """Agreement of the checks with a person's verdicts: as recorded, and with today's checks."""
+    from pipeline.calibrate import calibrate, load_labels, read_traces
+    from pipeline.catalog import CatalogError
+    from pipeline.rescore import ScenarioIndex, stored_trials
+
+    if (run_id is None) == (traces is None):
+        _fail("give exactly one of --run-id and --traces")
+    try:
+        loaded = load_labels(labels)
+        trials = (read_traces(traces) if traces is not None
+                  else stored_trials(hygiene.warehouse_root(), str(run_id)))
+        wanted_run = run_id or (str(trials[0].row["run_id"]) if trials else "")
+        mine = [label for label in loaded if label.run_id == wanted_run]
+        if not mine:
+            _fail(f"no label names run {wanted_run!r}")
+        result = calibrate(mine, trials, ScenarioIndex())
+    except (CatalogError, ValueError, OSError) as exc:
+        _fail(str(exc))
+    _print_calibration(result)
+
+
+def _print_calibration(result: Any) -> None:
+    table = Table(title=f"check calibration: {result.trials} trial(s) read by a person")
+    for column in ("verdicts", "check kind", "labelled", "agree", "agreement", "false alarms",
+                   "misses"):
+        table.add_column(column)
+    for source in ("recorded", "today"):
+        kinds = result.by_kind.get(source, {})
+        for kind in sorted(kinds):
+            tally = kinds[kind]
+            table.add_row(source, kind, str(tally.labelled), str(tally.agree),
+                          f"{tally.agreement:.0%}", str(tally.false_alarms), str(tally.misses))
+        total = result.total(source)
+        if total.labelled:
+            table.add_row(f"[bold]{source}[/]", "[bold]all[/]", str(total.labelled),
+                          str(total.agree), f"[bold]{total.agreement:.1%}[/]",
+                          str(total.false_alarms), str(total.misses))
+    console.print(table)
+    for item in result.disagreements:
+        what = "false alarm" if not item.check_passed else "miss"
+        label = item.label
+        console.print(f"{item.source}: {what}: {label.scenario_id}/{label.memory_mode}/"
+                      f"r{label.repeat} {label.check_id}: {item.detail} -- {label.note}",
+                      markup=False)
+    for source, labels in result.unmatched.items():
+        console.print(f"{source}: {len(labels)} label(s) name a check these verdicts lack: "
+                      + ", ".join(sorted({label.check_id for label in labels})), markup=False)
+
+
+@checks_app.command(name="export")
+def checks_export(
+    run_id: Annotated[str, typer.Option("--run-id", help="Run in the warehouse.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="JSONL file to write.")],
+    labels: Annotated[list[Path] | None, typer.Option(
+        "--labels", help="Export only the trials these labels name.")] = None,
+) -> None:
+    """Write a run's final trials (row, events, recorded checks) as JSONL, to keep beside
+    their labels: `checks calibrate --traces` reads it without the warehouse."""
+    from pipeline.calibrate import load_labels
+    from pipeline.catalog import CatalogError
+    from pipeline.rescore import stored_trials
+
+    try:
+        wanted = {label.trial_id for label in load_labels(labels)} if labels else None
+    except CatalogError as exc:
+        _fail(str(exc))
+    trials = [t for t in stored_trials(hygiene.warehouse_root(), run_id)
+              if wanted is None or str(t.row["trial_id"]) in wanted]
+    if not trials:
+        _fail(f"no trial of run {run_id!r} to export")
+    text = "".join(t.to_json() + "\n" for t in trials)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(output.name + ".tmp")
+    temporary.write_text(text, "utf-8")
+    temporary.replace(output)
+    console.print(f"wrote {len(trials)} trial(s) to {output}")
 
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,

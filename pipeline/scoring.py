@@ -115,9 +115,9 @@ def questions_asked(events: Sequence[Event]) -> int:
 
 
 def summarize_trial(events: Sequence[Event], scenario: Scenario, domain: Domain,
-                    checks: Sequence[CheckResult], memory_mode: str,
-                    memory_failed: bool = False) -> TrialScores:
+                    checks: Sequence[CheckResult], memory_mode: str) -> TrialScores:
     scores = five_scores(checks)
+    memory_failed = any(c.check_id.startswith("memory:invalid@") for c in checks)
     first = first_violation(checks)
     origin = None
     if memory_mode == "structured" and (first is not None or memory_failed):

@@ -68,13 +68,11 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     started = datetime.now(UTC)
     status, error_message = "complete", None
     error_kind: str | None = None
-    memory_error: AgentError | None = None
     try:
         agent.run([t.user for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
-        memory_error = exc if exc.kind == "invalid_memory" else None
     except InfraError as exc:
         status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
     finished = datetime.now(UTC)
@@ -82,11 +80,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,
                      started, finished, node_id)
     checks = score(trace.events, spec.scenario, spec.memory_mode)
-    if memory_error is not None:  # the two-phase update refused the new memory: a State failure
-        checks.insert(0, CheckResult(f"memory:invalid@{memory_error.turn}", "state_value", False,
-                                     memory_error.turn, 0, redact(str(memory_error)), "state"))
-    scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode,
-                             memory_failed=error_kind == "invalid_memory")
+    scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode)
     passed = _passed(status, checks)
     return _rows(spec, ctx, trace, checks, scores, status, passed, error_kind, error_message,
                  started, finished, node_id)

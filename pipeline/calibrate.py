@@ -1,0 +1,157 @@
+"""Check calibration: how often a check's verdict agrees with a person who read the trace.
+
+Labels are data (``catalogs/<domain>/labels/*.jsonl``), one line per (trial, check): the
+verdict a person gives the check after reading the whole trial (``pass``: the check should
+pass; ``fail``: it should fail) and a note. ``calibrate`` compares them with the verdicts the
+run recorded and with today's checks (the stored traces rescored offline): agreement, false
+alarms (the check failed a trial where the person says it should pass) and misses (the check
+passed where the person says it should fail), per check kind, and every disagreement listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.catalog import CatalogError
+from pipeline.catalog.errors import format_pydantic_error
+from pipeline.rescore import ScenarioIndex, StoredTrial, rescore
+
+Verdict = Literal["pass", "fail"]
+VerdictSource = Literal["recorded", "today"]
+
+
+class CheckLabel(BaseModel):
+    """A person's verdict on one check of one trial."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str = Field(min_length=1)
+    trial_id: str = Field(min_length=1)
+    scenario_id: str = Field(min_length=1, description="For the reader; checked against the run.")
+    memory_mode: Literal["chat", "summary", "structured"]
+    repeat: int = Field(ge=0)
+    check_id: str = Field(min_length=1)
+    verdict: Verdict
+    note: str = ""
+
+
+def load_labels(paths: Iterable[Path]) -> list[CheckLabel]:
+    """Labels from JSONL files; the first bad line raises CatalogError (file, line, field)."""
+    labels: list[CheckLabel] = []
+    for path in paths:
+        try:
+            lines = path.read_text("utf-8").splitlines()
+        except OSError as exc:
+            raise CatalogError(str(path), None, "-", f"cannot read: {exc.strerror}") from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                labels.append(CheckLabel.model_validate_json(line))
+            except ValidationError as exc:
+                where, message = format_pydantic_error(exc)
+                raise CatalogError(str(path), number, where, message) from None
+    return labels
+
+
+@dataclass
+class Tally:
+    labelled: int = 0
+    agree: int = 0
+    false_alarms: int = 0
+    misses: int = 0
+
+    def add(self, check_passed: bool, verdict: Verdict) -> None:
+        self.labelled += 1
+        if check_passed == (verdict == "pass"):
+            self.agree += 1
+        elif check_passed:
+            self.misses += 1
+        else:
+            self.false_alarms += 1
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agree / self.labelled if self.labelled else None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    source: VerdictSource
+    label: CheckLabel
+    check_passed: bool
+    detail: str
+
+
+@dataclass
+class Calibration:
+    by_kind: dict[VerdictSource, dict[str, Tally]] = field(default_factory=dict)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    unmatched: dict[VerdictSource, list[CheckLabel]] = field(default_factory=dict)
+    """Labels whose check the verdicts do not have (a check renamed or gone)."""
+    trials: int = 0
+
+    def total(self, source: VerdictSource) -> Tally:
+        out = Tally()
+        for tally in self.by_kind.get(source, {}).values():
+            out.labelled += tally.labelled
+            out.agree += tally.agree
+            out.false_alarms += tally.false_alarms
+            out.misses += tally.misses
+        return out
+
+
+Verdicts = Mapping[str, tuple[str, bool, str]]
+"""check_id -> (check kind, passed, detail) for one trial."""
+
+
+def calibrate(labels: Sequence[CheckLabel], trials: Sequence[StoredTrial],
+              index: ScenarioIndex) -> Calibration:
+    """Compare ``labels`` with the verdicts the run recorded and with today's checks over
+    the stored ``trials``."""
+    by_id = {str(t.row["trial_id"]): t for t in trials}
+    recorded: dict[str, Verdicts] = {
+        trial_id: {str(c["check_id"]): (str(c["check_kind"]), bool(c["passed"]),
+                                        str(c["detail"])) for c in trial.checks}
+        for trial_id, trial in by_id.items()}
+    today: dict[str, Verdicts] = {}
+    for trial_id, trial in by_id.items():
+        done = rescore(trial, index)
+        if done is not None:
+            today[trial_id] = {c.check_id: (c.check_kind, c.passed, c.detail) for c in done.checks}
+    result = Calibration(trials=len({label.trial_id for label in labels}))
+    for source, verdicts in (("recorded", recorded), ("today", today)):
+        _compare(result, source, labels, verdicts, by_id)  # type: ignore[arg-type]
+    return result
+
+
+def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckLabel],
+             verdicts: Mapping[str, Verdicts], trials: Mapping[str, StoredTrial]) -> None:
+    tallies = result.by_kind.setdefault(source, {})
+    for label in labels:
+        trial = trials.get(label.trial_id)
+        if trial is None:
+            raise ValueError(f"label for trial {label.trial_id} ({label.scenario_id}): the run "
+                             f"{label.run_id} has no such final trial")
+        if trial.row["scenario_id"] != label.scenario_id:
+            raise ValueError(f"label for trial {label.trial_id} names scenario "
+                             f"{label.scenario_id}, the trial ran {trial.row['scenario_id']}")
+        found = verdicts.get(label.trial_id, {}).get(label.check_id)
+        if found is None:
+            result.unmatched.setdefault(source, []).append(label)
+            continue
+        kind, passed, detail = found
+        tallies.setdefault(kind, Tally()).add(passed, label.verdict)
+        if passed != (label.verdict == "pass"):
+            result.disagreements.append(Disagreement(source, label, passed, detail))
+
+
+def read_traces(path: Path) -> list[StoredTrial]:
+    """Stored trials exported with ``agentsweep checks export`` (JSONL)."""
+    return [StoredTrial.from_json(line) for line in path.read_text("utf-8").splitlines()
+            if line.strip()]

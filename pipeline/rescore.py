@@ -1,0 +1,166 @@
+"""Offline rescoring: traces rebuilt from the warehouse, scored again with today's checks.
+
+Scoring is a pure function of (trace, scenario, memory mode), so a stored trial can be scored
+again without calling any model: ``stored_trials`` reads a run's final trials and their events
+back into ``Event`` records, ``rescore`` scores one with the scenario as the catalog has it
+today. ``rescore_run`` writes the result as a new run (same trial ids and attempts, new check
+rows with today's check versions). Infrastructure-incomplete trials have nothing to score.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.catalog import Scenario, Suite, bundled_suites, load_domain, load_suites
+from pipeline.checks import CHECK_VERSIONS, CheckResult, score
+from pipeline.scoring import TrialScores, summarize_trial
+from pipeline.trace import Event
+from pipeline.version import code_version
+from warehouse.query import run_named
+from warehouse.writer import WarehouseWriter
+
+EVENT_FIELDS = tuple(f.name for f in fields(Event))
+
+
+@dataclass(frozen=True)
+class StoredTrial:
+    """A final trial row and its events, as the warehouse holds them."""
+
+    row: Mapping[str, Any]
+    events: tuple[Event, ...]
+    checks: tuple[Mapping[str, Any], ...] = ()
+    """The check rows the run recorded for this trial."""
+
+    def to_json(self) -> str:
+        """One JSON line (``agentsweep checks export``): trial row, events, recorded checks."""
+        return json.dumps({"trial": dict(self.row), "events": [e.row() for e in self.events],
+                           "checks": [dict(c) for c in self.checks]},
+                          ensure_ascii=False, default=str, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> StoredTrial:
+        data = json.loads(line)
+        return cls(data["trial"], tuple(Event(**e) for e in data["events"]),
+                   tuple(data.get("checks", [])))
+
+
+@dataclass(frozen=True)
+class Rescored:
+    trial: StoredTrial
+    checks: tuple[CheckResult, ...]
+    scores: TrialScores
+    passed: bool
+    scenario_changed: bool
+    """The catalog's scenario hash differs from the one the trial ran with."""
+
+    def check_rows(self, run_id: str) -> list[dict[str, Any]]:
+        key = {"run_id": run_id, "trial_id": self.trial.row["trial_id"],
+               "attempt_id": self.trial.row["attempt_id"]}
+        return [{**key, **c.__dict__, "check_version": CHECK_VERSIONS[c.check_kind]}
+                for c in self.checks]
+
+    def trial_row(self, run_id: str) -> dict[str, Any]:
+        return {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
+
+
+def stored_trials(root: Path, run_id: str) -> list[StoredTrial]:
+    """The run's final trial rows, each with its events in order and its recorded checks."""
+    trials = run_named(root, "run_trials", {"run_id": run_id})
+    events = run_named(root, "run_events", {"run_id": run_id})
+    checks = run_named(root, "run_checks", {"run_id": run_id})
+    checks_by_trial: dict[str, list[dict[str, Any]]] = {}
+    for values in checks.rows:
+        check = dict(zip(checks.columns, values, strict=True))
+        checks_by_trial.setdefault(str(check["trial_id"]), []).append(
+            {k: v for k, v in check.items() if k not in ("schema_version", "run_id")})
+    by_trial: dict[str, list[Event]] = {}
+    position = {name: events.columns.index(name) for name in EVENT_FIELDS
+                if name in events.columns}  # columns newer than the run's files are null
+    trial_at = events.columns.index("trial_id")
+    for values in events.rows:
+        event = Event(**{name: values[i] for name, i in position.items()})
+        by_trial.setdefault(str(values[trial_at]), []).append(event)
+    out = []
+    for values in trials.rows:
+        row = dict(zip(trials.columns, values, strict=True))
+        row.pop("schema_version", None)
+        trial_id = str(row["trial_id"])
+        out.append(StoredTrial(row, tuple(by_trial.get(trial_id, [])),
+                               tuple(checks_by_trial.get(trial_id, []))))
+    return out
+
+
+class ScenarioIndex:
+    """Scenarios by (suite id, scenario id) from the given suites (default: the bundled)."""
+
+    def __init__(self, suites: Sequence[Suite] | None = None) -> None:
+        loaded = suites if suites is not None else load_suites(bundled_suites())
+        self._by_key = {(suite.id, s.scenario.id): (s.scenario, s.sha256)
+                        for suite in loaded for s in suite.scenarios}
+
+    def find(self, row: Mapping[str, Any]) -> tuple[Scenario, str] | None:
+        return self._by_key.get((str(row["suite_id"]), str(row["scenario_id"])))
+
+
+def rescore(trial: StoredTrial, index: ScenarioIndex) -> Rescored | None:
+    """``trial`` scored with today's checks; None when it cannot be (incomplete, or its
+    scenario is no longer in the catalog)."""
+    found = index.find(trial.row)
+    if trial.row["status"] == "incomplete" or found is None:
+        return None
+    scenario, sha256 = found
+    mode = str(trial.row["memory_mode"])
+    checks = score(trial.events, scenario, mode)
+    scores = summarize_trial(trial.events, scenario, load_domain(scenario.domain), checks, mode)
+    passed = trial.row["status"] == "complete" and all(c.passed for c in checks)
+    return Rescored(trial, tuple(checks), scores, passed,
+                    scenario_changed=sha256 != trial.row["scenario_sha256"])
+
+
+@dataclass(frozen=True)
+class RescoreOutcome:
+    rescored: int
+    skipped: int
+    scenarios_changed: int
+
+
+def rescore_run(root: Path, run_id: str, new_run_id: str,
+                suites: Sequence[Suite] | None = None) -> RescoreOutcome:
+    """Write every scorable final trial of ``run_id`` again under ``new_run_id``: the trial
+    row with today's scores, its events unchanged, today's check rows, and a runs row."""
+    index = ScenarioIndex(suites)
+    trials = stored_trials(root, run_id)
+    done = [r for r in (rescore(t, index) for t in trials) if r is not None]
+    writer = WarehouseWriter(root, new_run_id)
+    writer.write_batch({
+        "events": [{**e.row(), "run_id": new_run_id, "trial_id": r.trial.row["trial_id"],
+                    "attempt_id": r.trial.row["attempt_id"]}
+                   for r in done for e in r.trial.events],
+        "checks": [row for r in done for row in r.check_rows(new_run_id)],
+        "trials": [r.trial_row(new_run_id) for r in done],
+    })
+    _record(writer, run_id, new_run_id, done)
+    return RescoreOutcome(len(done), len(trials) - len(done),
+                          sum(r.scenario_changed for r in done))
+
+
+def _record(writer: WarehouseWriter, run_id: str, new_run_id: str,
+            done: Iterable[Rescored]) -> None:
+    rows = list(done)
+    now = datetime.now(UTC)
+    writer.write_batch({"runs": [{
+        "run_id": new_run_id, "invocation_id": f"rescore-of-{run_id}", "started_at": now,
+        "finished_at": now, "code_version": code_version(),
+        "suite_ids": sorted({str(r.trial.row["suite_id"]) for r in rows}),
+        "suite_sha256s": sorted({str(r.trial.row["suite_sha256"]) for r in rows}),
+        "models": sorted({str(r.trial.row["model"]) for r in rows}),
+        "memory_modes": sorted({str(r.trial.row["memory_mode"]) for r in rows}),
+        "repeats": max((int(r.trial.row["repeat"]) + 1 for r in rows), default=0),
+        "grid_size": len(rows), "trials_run": 0, "ray_address": None,
+        "argv": f"rescore --run-id {run_id} --as {new_run_id}",
+    }]})

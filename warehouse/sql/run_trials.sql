@@ -1,0 +1,5 @@
+-- The final trial rows of one run ($run_id), in trial order.
+SELECT *
+FROM trials
+WHERE run_id = $run_id
+ORDER BY trial_id;
