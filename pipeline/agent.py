@@ -71,7 +71,8 @@ class Agent:
                   state_revision=self.memory.revision,
                   tool_error=None if rejected is None else redact(f"rejected: {rejected}"),
                   input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                  latency_ms=reply.latency_ms, finish_reason=reply.finish_reason)
+                  cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+                  finish_reason=reply.finish_reason)
 
     def _system(self) -> dict[str, Any]:
         note = self.memory.planner_note()
@@ -128,7 +129,8 @@ class Agent:
     def _record_reply(turn: int, step: int, reply: ModelReply, trace: Trace) -> None:
         trace.add(turn, step, "assistant_message", content=redact_optional(reply.content),
                   input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                  latency_ms=reply.latency_ms, finish_reason=reply.finish_reason)
+                  cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+                  finish_reason=reply.finish_reason)
 
 
 def _canonical_arguments(arguments: str) -> str:

@@ -37,6 +37,8 @@ class ModelReply:
     cost_usd: float | None
     model_version: str | None
     latency_ms: float
+    cached_input_tokens: int | None = None
+    """Prompt tokens served from the provider's prompt cache, when it reports them."""
     system_fingerprint: str | None = None
     """The provider's report of its backend configuration (for local models: runtime,
     template, tool-call adapter)."""
@@ -240,6 +242,8 @@ def parse_response(response: Any, latency_ms: float) -> ModelReply:
         model_version=getattr(response, "model", None) or None,
         latency_ms=latency_ms,
         system_fingerprint=getattr(response, "system_fingerprint", None) or None,
+        cached_input_tokens=_int_or_none(getattr(getattr(usage, "prompt_tokens_details", None),
+                                                 "cached_tokens", None)),
     )
 
 

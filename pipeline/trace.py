@@ -29,6 +29,8 @@ class Event:
     active_state_after: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    """Prompt tokens the provider served from its prompt cache, when it reports them."""
     latency_ms: float | None = None
     finish_reason: str | None = None
     """Why the model stopped (assistant messages and memory updates), as it reported."""

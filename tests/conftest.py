@@ -26,6 +26,21 @@ REPO = Path(__file__).resolve().parent.parent
 MEETING_SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--live", action="store_true", default=False,
+                     help="also run tests marked live: they call the real provider named by "
+                          "AGENTSWEEP_LIVE_MODEL (with its usual key), never in CI")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--live"):
+        return
+    skip = pytest.mark.skip(reason="calls a real provider: run with --live")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid``, read from /proc."""
     children: dict[int, list[int]] = {}

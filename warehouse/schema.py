@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 
 SCHEMA_VERSION = 2
-"""v2: trials.system_fingerprint, events.finish_reason, checks.check_version (v1 files read on:
-the new columns are null there)."""
+"""v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
+checks.check_version (v1 files read on: the new columns are null there)."""
 
 TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
@@ -191,6 +191,8 @@ EVENTS = Table(
            nullable=True),
         _c("input_tokens", pa.int64(), "Prompt tokens of this model call.", nullable=True),
         _c("output_tokens", pa.int64(), "Completion tokens of this model call.", nullable=True),
+        _c("cached_input_tokens", pa.int64(), "Prompt tokens of this call the provider served "
+           "from its prompt cache; null when not reported.", nullable=True),
         _c("latency_ms", pa.float64(), "Latency of this model call.", nullable=True),
         _c("finish_reason", pa.string(), "Why the model stopped, as reported (stop, tool_calls, "
            "length...), for assistant messages and memory updates.", nullable=True),

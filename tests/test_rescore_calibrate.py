@@ -1,0 +1,121 @@
+"""Offline rescoring reproduces a run's check rows exactly; calibration counts agreement, false
+alarms and misses against a person's labels, from the warehouse or from exported traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.calibrate import CheckLabel, calibrate, load_labels, read_traces
+from pipeline.catalog import CatalogError, bundled_suites, load_suites
+from pipeline.grid import ModelConfig, expand
+from pipeline.rescore import ScenarioIndex, rescore_run, stored_trials
+from pipeline.trial import RunContext, run_trial
+from warehouse.query import run_sql
+from warehouse.writer import WarehouseWriter
+
+CHECK_COLUMNS = ("trial_id, attempt_id, check_id, check_kind, score, passed, turn, step, detail, "
+                 "check_version")
+TRIAL_COLUMNS = ("trial_id, attempt_id, status, passed, score_state, score_invalidation, "
+                 "score_function, score_arguments, score_response, vetoed, first_violation_turn, "
+                 "first_violation_step, first_violation_check, steps_to_correct_continuation, "
+                 "repeated_searches, forbidden_calls_attempted, failure_origin")
+MODELS = ["reference/golden", "reference/mutant-stale-value", "reference/mutant-drops-negation",
+          "reference/broken-empty"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("rescore") / "warehouse"
+    suites = load_suites(bundled_suites())
+    results = [run_trial(spec, RunContext("orig", "test")) for spec in expand(
+        suites, [ModelConfig(m) for m in MODELS], ["default"], ["chat", "summary", "structured"],
+        1)]
+    WarehouseWriter(root, "orig").write_batch({
+        "trials": [r.trial for r in results], "events": [e for r in results for e in r.events],
+        "checks": [c for r in results for c in r.checks]})
+    return root
+
+
+def _differ(root: Path, table: str, columns: str, a: str, b: str) -> int:
+    query = (f"select count(*) from (select {columns} from {table} where run_id = '{a}' except "
+             f"select {columns} from {table} where run_id = '{b}')")
+    return int(run_sql(root, query).rows[0][0])
+
+
+def test_rescoring_an_unchanged_run_reproduces_its_rows_exactly(run: Path) -> None:
+    outcome = rescore_run(run, "orig", "again")
+    assert (outcome.rescored, outcome.skipped, outcome.scenarios_changed) == (17 * 3 * 4, 0, 0)
+    for table, columns in (("checks", CHECK_COLUMNS), ("trials", TRIAL_COLUMNS)):
+        assert _differ(run, table, columns, "orig", "again") == 0
+        assert _differ(run, table, columns, "again", "orig") == 0
+    counts = run_sql(run, "select run_id, count(*) from checks group by 1 order by 1").rows
+    assert counts[0][1] == counts[1][1] > 1000
+    assert run_sql(run, "select count(*) from runs where run_id = 'again'").rows == [(1,)]
+
+
+def _labels(run: Path) -> list[CheckLabel]:
+    """Labels for two trials: one agreeing everywhere, one a person reads differently."""
+    rows = run_sql(run, "select t.trial_id, t.scenario_id, t.memory_mode, t.repeat, c.check_id, "
+                        "c.passed from checks c join trials t using (run_id, trial_id) where "
+                        "run_id = 'orig' and t.scenario_id = 'V1' and t.memory_mode = 'chat' and "
+                        "t.model in ('reference/golden', 'reference/mutant-stale-value') "
+                        "order by t.model, c.check_id").rows
+    labels = []
+    for trial_id, scenario, mode, repeat, check_id, passed in rows:
+        verdict = "pass" if passed else "fail"
+        if check_id == "said_vs_done":  # a person disagrees with this one verdict each time
+            verdict = "fail" if passed else "pass"
+        labels.append(CheckLabel(run_id="orig", trial_id=trial_id, scenario_id=scenario,
+                                 memory_mode=mode, repeat=repeat, check_id=check_id,
+                                 verdict=verdict, note="test"))
+    return labels
+
+
+def test_calibration_counts_agreement_false_alarms_and_misses(run: Path) -> None:
+    labels = _labels(run)
+    result = calibrate(labels, stored_trials(run, "orig"), ScenarioIndex())
+    for source in ("recorded", "today"):
+        total = result.total(source)
+        assert total.labelled == len(labels)
+        assert total.misses == 2 and total.false_alarms == 0  # said_vs_done passed both times
+        assert total.agree == len(labels) - 2
+        assert result.by_kind[source]["said_vs_done"].agreement == 0.0
+    assert {d.label.check_id for d in result.disagreements} == {"said_vs_done"}
+    assert result.trials == 2
+
+
+def test_labels_are_validated_with_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    good = {"run_id": "r", "trial_id": "t", "scenario_id": "V1", "memory_mode": "chat",
+            "repeat": 0, "check_id": "said_vs_done", "verdict": "pass"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "verdict": "maybe"}) + "\n")
+    with pytest.raises(CatalogError) as caught:
+        load_labels([path])
+    assert (caught.value.line, caught.value.field) == (2, "verdict")
+
+
+def test_the_cli_calibrates_from_the_warehouse_and_from_exported_traces(
+        run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import cli
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(run.parent))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(label.model_dump_json() + "\n" for label in _labels(run)))
+    traces = tmp_path / "traces.jsonl"
+    runner = CliRunner()
+    exported = runner.invoke(cli.app, ["checks", "export", "--run-id", "orig", "--labels",
+                                       str(labels), "-o", str(traces)])
+    assert exported.exit_code == 0, exported.output
+    assert len(read_traces(traces)) == 2
+    outputs = []
+    for source in (["--run-id", "orig"], ["--traces", str(traces)]):
+        result = runner.invoke(cli.app, ["checks", "calibrate", "--labels", str(labels),
+                                         *source])
+        assert result.exit_code == 0, result.output
+        assert "miss: V1/chat/r0 said_vs_done" in result.output
+        outputs.append(result.output)
+    assert outputs[0] == outputs[1]
