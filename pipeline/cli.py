@@ -309,6 +309,29 @@ def rescore(
                   f"{outcome.scenarios_changed} scored against a changed scenario)")
 
 
+@app.command()
+def show(
+    trial_id: Annotated[str, typer.Argument(help="Trial id (a unique prefix is enough).")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="When the id is in several "
+                                                "runs.")] = None,
+) -> None:
+    """Print one trial: the dialog with memory, tool calls and results, then its checks."""
+    from pipeline.rescore import stored_trials
+    from pipeline.show import render
+    from warehouse.query import run_named
+
+    root = hygiene.warehouse_root()
+    found = [(r, t) for r, t in run_named(root, "find_trial", {"prefix": trial_id}).rows
+             if run_id is None or r == run_id]
+    if len(found) != 1:
+        _fail(f"{len(found)} trials match {trial_id!r}"
+              + (": " + ", ".join(f"{t[:12]} (run {r})" for r, t in found[:8]) if found else "")
+              + ("; add --run-id or a longer id" if found else ""))
+    run, full_id = found[0]
+    (trial,) = stored_trials(root, run, full_id)
+    sys.stdout.write(render(trial) + "\n")
+
+
 @checks_app.command(name="calibrate")
 def checks_calibrate(
     labels: Annotated[list[Path], typer.Option("--labels", help="Labels (JSONL); repeatable.")],

@@ -68,11 +68,13 @@ class Rescored:
         return {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
 
 
-def stored_trials(root: Path, run_id: str) -> list[StoredTrial]:
-    """The run's final trial rows, each with its events in order and its recorded checks."""
-    trials = run_named(root, "run_trials", {"run_id": run_id})
-    events = run_named(root, "run_events", {"run_id": run_id})
-    checks = run_named(root, "run_checks", {"run_id": run_id})
+def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[StoredTrial]:
+    """The run's final trial rows (or the one ``trial_id``), each with its events in order
+    and its recorded checks."""
+    params = {"run_id": run_id, "trial_id": trial_id}
+    trials = run_named(root, "run_trials", params)
+    events = run_named(root, "run_events", params)
+    checks = run_named(root, "run_checks", params)
     checks_by_trial: dict[str, list[dict[str, Any]]] = {}
     for values in checks.rows:
         check = dict(zip(checks.columns, values, strict=True))

@@ -119,3 +119,21 @@ def test_the_cli_calibrates_from_the_warehouse_and_from_exported_traces(
         assert "miss: V1/chat/r0 said_vs_done" in result.output
         outputs.append(result.output)
     assert outputs[0] == outputs[1]
+
+
+def test_show_prints_one_trial_by_a_short_id(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import cli
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(run.parent))
+    (trial_id,) = run_sql(run, "select trial_id from trials where run_id = 'orig' and "
+                               "scenario_id = 'F1' and memory_mode = 'structured' and "
+                               "model = 'reference/mutant-drops-negation'").rows[0]
+    shown = CliRunner().invoke(cli.app, ["show", trial_id[:10], "--run-id", "orig"])
+    assert shown.exit_code == 0, shown.output
+    assert "F1 v1 / structured / repeat 0 / reference/mutant-drops-negation" in shown.output
+    assert "[2.0] USER: Стоп, ничего не бронируй." in shown.output
+    assert "-> search_rooms" in shown.output and "(rejected: turn 2: invariant" in shown.output
+    assert "FAIL memory:invalid@2" in shown.output
+    rescore_run(run, "orig", "copy-for-show")  # the same trial id in a second run
+    ambiguous = CliRunner().invoke(cli.app, ["show", trial_id[:10]])
+    assert ambiguous.exit_code == 2 and "add --run-id" in ambiguous.stderr
