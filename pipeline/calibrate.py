@@ -22,6 +22,8 @@ from pipeline.catalog.errors import format_pydantic_error
 from pipeline.rescore import ScenarioIndex, StoredTrial, rescore
 
 Verdict = Literal["pass", "fail"]
+TRIAL_LABEL = "trial"
+"""The check id of a label on the whole trial: compared with the trial's ``passed``."""
 VerdictSource = Literal["recorded", "today"]
 
 
@@ -35,7 +37,8 @@ class CheckLabel(BaseModel):
     scenario_id: str = Field(min_length=1, description="For the reader; checked against the run.")
     memory_mode: Literal["chat", "summary", "structured"]
     repeat: int = Field(ge=0)
-    check_id: str = Field(min_length=1)
+    check_id: str = Field(min_length=1, description=f"A check id, or {TRIAL_LABEL!r}: the "
+                          "person's verdict on the whole trial (passed or not).")
     verdict: Verdict
     note: str = ""
 
@@ -97,8 +100,11 @@ class Calibration:
     trials: int = 0
 
     def total(self, source: VerdictSource) -> Tally:
+        """Over every check kind (the whole-trial labels are their own kind, left out)."""
         out = Tally()
-        for tally in self.by_kind.get(source, {}).values():
+        for kind, tally in self.by_kind.get(source, {}).items():
+            if kind == TRIAL_LABEL:
+                continue
             out.labelled += tally.labelled
             out.agree += tally.agree
             out.false_alarms += tally.false_alarms
@@ -116,18 +122,26 @@ def calibrate(labels: Sequence[CheckLabel], trials: Sequence[StoredTrial],
     the stored ``trials``."""
     by_id = {str(t.row["trial_id"]): t for t in trials}
     recorded: dict[str, Verdicts] = {
-        trial_id: {str(c["check_id"]): (str(c["check_kind"]), bool(c["passed"]),
-                                        str(c["detail"])) for c in trial.checks}
+        trial_id: {TRIAL_LABEL: _trial_verdict(trial.row.get("passed"),
+                                               trial.row.get("first_violation_check")),
+                   **{str(c["check_id"]): (str(c["check_kind"]), bool(c["passed"]),
+                                           str(c["detail"])) for c in trial.checks}}
         for trial_id, trial in by_id.items()}
     today: dict[str, Verdicts] = {}
     for trial_id, trial in by_id.items():
         done = rescore(trial, index)
         if done is not None:
-            today[trial_id] = {c.check_id: (c.check_kind, c.passed, c.detail) for c in done.checks}
+            today[trial_id] = {
+                TRIAL_LABEL: _trial_verdict(done.passed, done.scores.first_violation_check),
+                **{c.check_id: (c.check_kind, c.passed, c.detail) for c in done.checks}}
     result = Calibration(trials=len({label.trial_id for label in labels}))
     for source, verdicts in (("recorded", recorded), ("today", today)):
         _compare(result, source, labels, verdicts, by_id)  # type: ignore[arg-type]
     return result
+
+
+def _trial_verdict(passed: object, first: object) -> tuple[str, bool, str]:
+    return (TRIAL_LABEL, bool(passed), f"first violation {first}" if first else "passed")
 
 
 def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckLabel],

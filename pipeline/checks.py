@@ -20,7 +20,7 @@ from pipeline.trace import Event
 CheckKind = Literal[
     "forbidden_tool", "required_tool", "argument_constraint", "final_value", "fresh_call",
     "trajectory", "state_value", "summary_term", "said_vs_done", "clarification",
-    "response_phrase", "reply_language",
+    "response_phrase", "reply_language", "agent_outcome",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -32,10 +32,11 @@ invalidation failure is an omission seen only at the reply, so what the reply it
 ranks before it."""
 CHECKS_VERSION = 2
 CHECK_VERSIONS: dict[CheckKind, int] = {
-    # 2: calls the sandbox refused no longer count as actions (only the journal does)
+    # 2: calls the sandbox refused no longer count as actions (only the journal does);
+    # checks about turns a dialog ended by an agent error never reached no longer apply
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 1, "summary_term": 1, "said_vs_done": 1,
-    "clarification": 1, "response_phrase": 1, "reply_language": 1,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 2, "said_vs_done": 1,
+    "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -88,15 +89,22 @@ def last_turn(events: Sequence[Event]) -> int:
 
 # --- Function -----------------------------------------------------------------------------
 
+def in_span(turn: int, from_turn: int, until_turn: int | None) -> bool:
+    return turn >= from_turn and (until_turn is None or turn <= until_turn)
+
+
 def forbidden_check(rule: ForbiddenTool, calls: list[Call]) -> CheckResult:
-    check_id = f"forbidden_tool:{rule.tool}@{rule.from_turn}"
+    until = rule.until_turn
+    span = f"{rule.from_turn}" if until is None else f"{rule.from_turn}..{until}"
+    check_id = f"forbidden_tool:{rule.tool}@{span}"
     for call in calls:
-        if call.name == rule.tool and call.turn >= rule.from_turn:
+        if call.name == rule.tool and in_span(call.turn, rule.from_turn, rule.until_turn):
             return CheckResult(check_id, "forbidden_tool", False, call.turn, call.step,
                                f"{rule.tool} called at turn {call.turn} step {call.step}",
                                "function")
+    to = "" if until is None else f" to turn {until}"
     return CheckResult(check_id, "forbidden_tool", True, None, None,
-                       f"no {rule.tool} call from turn {rule.from_turn}", "function")
+                       f"no {rule.tool} call from turn {rule.from_turn}{to}", "function")
 
 
 def required_check(rule: RequiredTool, calls: list[Call], turns: int) -> CheckResult:
@@ -347,35 +355,90 @@ def _reply_of_turn(events: Sequence[Event]) -> dict[int, tuple[int, str]]:
 
 # --- all together -------------------------------------------------------------------------
 
-def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
-          ) -> list[CheckResult]:
+OUTCOME_SCORES: dict[str, ScoreName] = {
+    "empty_response": "response", "output_truncated": "response", "context_limit": "response",
+    "tool_loop": "function", "step_limit": "function",
+}
+"""Which score an agent error that ended the dialog fails (``invalid_memory`` is the State
+check ``memory:invalid``)."""
+
+
+def outcome_check(error_kind: str, events: Sequence[Event]) -> CheckResult | None:
+    """The agent error that ended the dialog, at the point where it ended."""
+    score_name = OUTCOME_SCORES.get(error_kind)
+    if score_name is None or not events:
+        return None
+    last = events[-1]
+    return CheckResult(f"outcome:{error_kind}@{last.turn}", "agent_outcome", False, last.turn,
+                       last.step, f"the dialog ended at turn {last.turn} step {last.step}: "
+                       f"{error_kind}", score_name)
+
+
+@dataclass(frozen=True)
+class Played:
+    """How far the dialog got: every turn, or up to ``last_turn`` when an agent error ended it."""
+
+    last_turn: int
+    ended_early: bool
+
+    def reached(self, turn: int | None) -> bool:
+        """A check about ``turn`` (None: the end of the dialog) applies to what was played."""
+        if not self.ended_early:
+            return True
+        return turn is not None and turn <= self.last_turn
+
+
+def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat",
+          error_kind: str | None = None) -> list[CheckResult]:
+    """Every check of ``scenario`` over the trace. ``error_kind``: the agent error that ended
+    the dialog, if one did; then checks about turns (or the end) it never reached do not
+    apply, and the error itself is a check at the point where the dialog ended."""
     from pipeline.trajectory import trajectory_check
 
     calls = calls_of(events)
+    played = Played(last_turn(events), error_kind is not None)
     turns = max(last_turn(events), len(scenario.turns))
     rules = scenario.expectations
     memory_failure = memory_failure_check(events)
     results = [memory_failure] if memory_failure is not None else []
+    outcome = outcome_check(error_kind, events) if error_kind is not None else None
+    results += [outcome] if outcome is not None else []
     results += [forbidden_check(r, calls) for r in rules.forbidden_tools]
-    results += [required_check(r, calls, turns) for r in rules.required_tools]
+    results += [required_check(r, calls, turns) for r in rules.required_tools
+                if played.reached(r.turn)]
     if rules.trajectory is not None:
-        results.append(trajectory_check(rules.trajectory, calls))
+        trajectory = trajectory_check(rules.trajectory, calls)
+        if trajectory.passed or played.reached(trajectory.turn):
+            results.append(trajectory)
     results += [argument_check(r, calls) for r in rules.argument_constraints]
-    results += [final_check(r, calls, turns) for r in rules.final_values]
-    results += [fresh_call_check(r, calls, events) for r in rules.fresh_calls]
+    results += [final_check(r, calls, turns) for r in rules.final_values if played.reached(None)]
+    results += [fresh_call_check(r, calls, events) for r in rules.fresh_calls
+                if played.reached(r.turn)]
+    results += _turn_checks(events, scenario, memory_mode, played)
+    results.append(said_vs_done_check(events, calls, scenario.domain))
+    return results
+
+
+def _turn_checks(events: Sequence[Event], scenario: Scenario, memory_mode: str,
+                 played: Played) -> list[CheckResult]:
     memory = memory_after(events)
     replies = _reply_of_turn(events)
+    results: list[CheckResult] = []
     for number, turn in enumerate(scenario.turns, start=1):
+        if not played.reached(number):
+            break
         if memory_mode == "structured":
             results += state_checks(number, turn, memory.get(number))
         elif memory_mode == "summary":
             results += summary_checks(number, turn, memory.get(number))
-        clarification = clarification_check(number, turn, replies.get(number))
+        reply = replies.get(number)
+        if reply is None and played.ended_early:
+            continue  # the turn ended in the error before any reply: nothing to judge
+        clarification = clarification_check(number, turn, reply)
         if clarification is not None:
             results.append(clarification)
-        results += phrase_checks(number, turn, replies.get(number))
-        language = language_check(number, turn, replies.get(number))
+        results += phrase_checks(number, turn, reply)
+        language = language_check(number, turn, reply)
         if language is not None:
             results.append(language)
-    results.append(said_vs_done_check(events, calls, scenario.domain))
     return results

@@ -117,7 +117,8 @@ def rescore(trial: StoredTrial, index: ScenarioIndex) -> Rescored | None:
         return None
     scenario, sha256 = found
     mode = str(trial.row["memory_mode"])
-    checks = score(trial.events, scenario, mode)
+    ended_by = trial.row["error_kind"] if trial.row["status"] in ("agent_error", "limit") else None
+    checks = score(trial.events, scenario, mode, ended_by)
     scores = summarize_trial(trial.events, scenario, load_domain(scenario.domain), checks, mode)
     passed = trial.row["status"] == "complete" and all(c.passed for c in checks)
     return Rescored(trial, tuple(checks), scores, passed,

@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from pipeline.catalog import Domain, Scenario
-from pipeline.checks import SCORES, VIOLATION_ORDER, CheckResult, ScoreName, calls_of
+from pipeline.checks import (
+    SCORES,
+    VIOLATION_ORDER,
+    CheckResult,
+    ScoreName,
+    calls_of,
+    in_span,
+)
 from pipeline.trace import Event
 
 _LATE = 1 << 30
@@ -107,7 +114,8 @@ def forbidden_attempts(events: Sequence[Event], scenario: Scenario) -> int:
     """Calls of a tool inside its forbidden span, blocked and refused ones included."""
     rules = scenario.expectations.forbidden_tools
     return sum(1 for c in calls_of(events, include_refused=True)
-               if any(c.name == r.tool and c.turn >= r.from_turn for r in rules))
+               if any(c.name == r.tool and in_span(c.turn, r.from_turn, r.until_turn)
+                      for r in rules))
 
 
 def questions_asked(events: Sequence[Event]) -> int:

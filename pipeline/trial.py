@@ -79,7 +79,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     if status == "incomplete":
         return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,
                      started, finished, node_id)
-    checks = score(trace.events, spec.scenario, spec.memory_mode)
+    checks = score(trace.events, spec.scenario, spec.memory_mode,
+                   error_kind if status in ("agent_error", "limit") else None)
     scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode)
     passed = _passed(status, checks)
     return _rows(spec, ctx, trace, checks, scores, status, passed, error_kind, error_message,

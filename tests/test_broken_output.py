@@ -87,6 +87,15 @@ def test_text_instead_of_a_call_is_a_reply_not_an_action() -> None:
         assert '"arguments"' in reply["content"]
 
 
+@pytest.mark.parametrize("model", ["broken-empty", "broken-truncated", "broken-loop"])
+def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(model: str) -> None:
+    kind = EXPECTED[model][1]
+    for result in _results([model], ("chat",)):
+        assert result.trial["first_violation_check"] == f"outcome:{kind}@1"
+        assert result.trial["first_violation_turn"] == 1
+        assert all(c["turn"] in (None, 1) for c in result.checks)
+
+
 def test_a_reply_in_another_language_fails_the_response_score() -> None:
     for result in _results(["broken-wrong-language"], ("chat",)):
         assert result.trial["first_violation_check"] == "reply_language@1"

@@ -82,10 +82,13 @@ class Turn(Strict):
 
 
 class ForbiddenTool(Strict):
-    """No call of ``tool`` from turn ``from_turn`` on (a state-changing one vetoes the trial)."""
+    """No call of ``tool`` from turn ``from_turn`` on, up to ``until_turn`` (inclusive) when set:
+    "not before the user asks at turn 3" is ``from_turn: 1, until_turn: 2``. A state-changing
+    tool called in its span vetoes the trial."""
 
     tool: str
     from_turn: int = Field(default=1, ge=1)
+    until_turn: int | None = Field(default=None, ge=1)
 
 
 class ArgumentConstraint(Strict):
@@ -236,10 +239,12 @@ class Scenario(Strict):
         for start in starts:
             if start > count:
                 raise ValueError(f"from_turn {start} is past the last turn ({count})")
-        for constraint in expectations.argument_constraints:
-            until = constraint.until_turn
-            if until is not None and not constraint.from_turn <= until <= count:
-                raise ValueError(f"until_turn {until} is outside {constraint.from_turn}..{count}")
+        spans: list[ArgumentConstraint | ForbiddenTool] = [*expectations.argument_constraints,
+                                                            *expectations.forbidden_tools]
+        for rule in spans:
+            until = rule.until_turn
+            if until is not None and not rule.from_turn <= until <= count:
+                raise ValueError(f"until_turn {until} is outside {rule.from_turn}..{count}")
         return self
 
 

@@ -1,0 +1,78 @@
+"""Checks fixed on real-model traces: booking before the user asks, dialogs an agent error cut
+short, replies in another language."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import MEETING_SUITE
+
+from pipeline.catalog import load_domain, load_suite
+from pipeline.checks import language_check, score, script_of
+from pipeline.scoring import summarize_trial
+from pipeline.trace import Trace
+
+AT = "2026-08-07T15:00:00+03:00"
+SEARCH = {"capacity": 6, "starts_at": AT, "required_features": ["экран"]}
+RESERVE = {"room_id": "amber", "starts_at": AT, "duration_minutes": 60, "attendees": 6}
+
+
+def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
+    return next(s.scenario for s in load_suite(MEETING_SUITE).scenarios
+                if s.scenario.id == scenario_id)
+
+
+def _turn_one_books(trace: Trace) -> None:
+    """R1's turn 1 as a real model played it: searched, then booked unasked."""
+    trace.add(1, 0, "user_message", content="Подбери переговорную на 7 августа в 15:00")
+    trace.add(1, 0, "assistant_message")
+    trace.add(1, 0, "tool_call", tool_name="search_rooms", arguments=json.dumps(SEARCH))
+    trace.add(1, 1, "assistant_message")
+    trace.add(1, 1, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE),
+              intercepted=True)
+
+
+def test_booking_before_the_user_asks_is_a_vetoed_function_failure() -> None:
+    trace = Trace()
+    _turn_one_books(trace)
+    trace.add(1, 2, "assistant_message", content="Забронировал amber.")
+    checks = {c.check_id: c for c in score(trace.events, _scenario("R1"), "chat")}
+    early = checks["forbidden_tool:reserve_room@1..2"]
+    assert not early.passed and (early.turn, early.step) == (1, 1)
+    scores = summarize_trial(trace.events, _scenario("R1"), load_domain("meeting_rooms"),
+                             list(checks.values()), "chat")
+    assert scores.vetoed and scores.score_function == 0
+
+
+def test_a_booking_in_the_turn_that_asks_for_it_is_outside_the_span() -> None:
+    trace = Trace()
+    trace.add(3, 0, "assistant_message")
+    trace.add(3, 0, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE))
+    checks = {c.check_id: c for c in score(trace.events, _scenario("R1"), "chat")}
+    assert checks["forbidden_tool:reserve_room@1..2"].passed
+
+
+def test_an_agent_error_is_the_violation_and_unplayed_turns_are_not_judged() -> None:
+    trace = Trace()
+    _turn_one_books(trace)
+    trace.add(1, 2, "assistant_message", content=None)  # then nothing: empty_response
+    checks = score(trace.events, _scenario("R1"), "chat", error_kind="empty_response")
+    ids = {c.check_id for c in checks}
+    outcome = next(c for c in checks if c.check_kind == "agent_outcome")
+    assert outcome.check_id == "outcome:empty_response@1" and (outcome.turn, outcome.step) == (1, 2)
+    assert outcome.score == "response" and not outcome.passed
+    assert not any(i.startswith(("fresh_call:", "required_tool:", "final:", "response:forbids"))
+                   for i in ids)  # about turns 2 and 3, or the end: never reached
+    assert "forbidden_tool:reserve_room@1..2" in ids  # what did happen is still judged
+    complete = {c.check_id for c in score(trace.events, _scenario("R1"), "chat")}
+    assert {"fresh_call:search_rooms@2", "required_tool:reserve_room@3"} <= complete
+
+
+def test_the_reply_language_follows_the_users_alphabet() -> None:
+    scenario = _scenario("R1")
+    turn = scenario.turns[0]
+    assert script_of(turn.user) == "cyrillic" and script_of("ok") is None
+    russian = language_check(1, turn, (1, "Свободны amber, birch и cedar; самая дешёвая amber."))
+    english = language_check(1, turn, (1, "Amber, birch and cedar are free at that time."))
+    assert russian is not None and russian.passed
+    assert english is not None and not english.passed and english.score == "response"
