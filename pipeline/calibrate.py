@@ -19,9 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.catalog import CatalogError
 from pipeline.catalog.errors import format_pydantic_error
+from pipeline.checks import KIND_OF_ID_PREFIX
 from pipeline.rescore import ScenarioIndex, StoredTrial, rescore
 
-Verdict = Literal["pass", "fail"]
+Verdict = Literal["pass", "fail", "n/a"]
+"""``n/a``: the check should not be there at all (its turn was never reached, say): a failure
+of it is a false alarm, its absence or a pass agrees."""
 TRIAL_LABEL = "trial"
 """The check id of a label on the whole trial: compared with the trial's ``passed``."""
 VerdictSource = Literal["recorded", "today"]
@@ -69,14 +72,18 @@ class Tally:
     false_alarms: int = 0
     misses: int = 0
 
-    def add(self, check_passed: bool, verdict: Verdict) -> None:
+    def add(self, check_passed: bool | None, verdict: Verdict) -> bool:
+        """Count one label against a verdict (None: the check is absent); True if they agree."""
         self.labelled += 1
-        if check_passed == (verdict == "pass"):
+        agrees = (verdict == "n/a" and check_passed is not False) or \
+            check_passed == (verdict == "pass")
+        if agrees:
             self.agree += 1
         elif check_passed:
             self.misses += 1
         else:
             self.false_alarms += 1
+        return agrees
 
     @property
     def agreement(self) -> float | None:
@@ -140,6 +147,12 @@ def calibrate(labels: Sequence[CheckLabel], trials: Sequence[StoredTrial],
     return result
 
 
+def _kind_of(check_id: str) -> str:
+    """The check kind an absent check would have had, from its id's prefix."""
+    prefix = check_id.split(":", 1)[0].split("@", 1)[0]
+    return KIND_OF_ID_PREFIX.get(prefix, prefix)
+
+
 def _trial_verdict(passed: object, first: object) -> tuple[str, bool, str]:
     return (TRIAL_LABEL, bool(passed), f"first violation {first}" if first else "passed")
 
@@ -156,13 +169,12 @@ def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckL
             raise ValueError(f"label for trial {label.trial_id} names scenario "
                              f"{label.scenario_id}, the trial ran {trial.row['scenario_id']}")
         found = verdicts.get(label.trial_id, {}).get(label.check_id)
-        if found is None:
+        if found is None and label.verdict != "n/a":
             result.unmatched.setdefault(source, []).append(label)
             continue
-        kind, passed, detail = found
-        tallies.setdefault(kind, Tally()).add(passed, label.verdict)
-        if passed != (label.verdict == "pass"):
-            result.disagreements.append(Disagreement(source, label, passed, detail))
+        kind, passed, detail = found or (_kind_of(label.check_id), None, "absent")
+        if not tallies.setdefault(kind, Tally()).add(passed, label.verdict):
+            result.disagreements.append(Disagreement(source, label, bool(passed), detail))
 
 
 def read_traces(path: Path) -> list[StoredTrial]:

@@ -40,7 +40,14 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
-BLOCKED = "blocked: "  # tool_error prefix of a call the memory gate dropped (pipeline.agent)
+KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
+    "forbidden_tool": "forbidden_tool", "required_tool": "required_tool",
+    "argument": "argument_constraint", "final": "final_value", "fresh_call": "fresh_call",
+    "trajectory": "trajectory", "state": "state_value", "memory": "state_value",
+    "summary": "summary_term", "said_vs_done": "said_vs_done", "clarification": "clarification",
+    "response": "response_phrase", "reply_language": "reply_language", "outcome": "agent_outcome",
+}
+"""Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 
 
 @dataclass(frozen=True)

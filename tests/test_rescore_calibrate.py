@@ -137,3 +137,13 @@ def test_show_prints_one_trial_by_a_short_id(run: Path, monkeypatch: pytest.Monk
     rescore_run(run, "orig", "copy-for-show")  # the same trial id in a second run
     ambiguous = CliRunner().invoke(cli.app, ["show", trial_id[:10]])
     assert ambiguous.exit_code == 2 and "add --run-id" in ambiguous.stderr
+
+
+def test_a_not_applicable_label_agrees_with_an_absent_check_and_fails_a_failed_one() -> None:
+    from pipeline.calibrate import Tally
+
+    tally = Tally()
+    assert tally.add(None, "n/a") and tally.add(True, "n/a")
+    assert not tally.add(False, "n/a")  # the check should not be there, and it failed the trial
+    assert not tally.add(True, "fail")
+    assert (tally.labelled, tally.agree, tally.false_alarms, tally.misses) == (4, 2, 1, 1)
