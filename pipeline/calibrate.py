@@ -75,8 +75,10 @@ class Tally:
     def add(self, check_passed: bool | None, verdict: Verdict) -> bool:
         """Count one label against a verdict (None: the check is absent); True if they agree."""
         self.labelled += 1
-        agrees = (verdict == "n/a" and check_passed is not False) or \
-            check_passed == (verdict == "pass")
+        if verdict == "n/a":
+            agrees = check_passed is not False
+        else:
+            agrees = check_passed == (verdict == "pass")
         if agrees:
             self.agree += 1
         elif check_passed:
