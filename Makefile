@@ -7,6 +7,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
 export UV_PYTHON := $(BIN)/python
+# Installed packages get their .pyc written once here: with PYTHONDONTWRITEBYTECODE set (as on
+# this kind of machine) every process of a run would otherwise recompile every module it imports.
+export UV_COMPILE_BYTECODE := 1
 ARGS ?=
 
 .PHONY: setup setup-dev setup-local run run-local test lint bench clean openmp-runtime

@@ -61,6 +61,9 @@ def run(
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.catalog import CatalogError
+    from pipeline.phases import mark
+
+    mark("checking the inputs")
     from pipeline.sweep import SweepConfig, load_plan_suites
     from warehouse.writer import WarehouseError, validate_run_id
 
@@ -99,21 +102,48 @@ def run(
         routes = [m.route for m in config.model_configs() if m.route is not None]
     except (CatalogError, WarehouseError, ValueError) as exc:
         _fail(str(exc))
-    _prepare_local_models(routes, local_ray=not config.ray_address)
+    if config.resume and _nothing_left(config):
+        return
+    from pipeline import stack
+
+    attached = None if config.ray_address else stack.attach()
+    if attached is not None:
+        config = config.model_copy(update={"ray_address": attached.ray_address})
+    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None)
+    mark("starting the Prefect flow")
     from flows.sweep import sweep_flow
 
-    console.print(f"run [bold]{config.run_id}[/]: starting (Prefect flow, Ray trials)")
+    where = ("the local stack (agentsweep up)" if attached else
+             f"Ray at {config.ray_address}" if config.ray_address else
+             "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
+    console.print(f"run [bold]{config.run_id}[/]: starting on {where}")
     outcome = sweep_flow(config)
     _print_rows(outcome.summary_columns, outcome.summary_rows, "table",
                 title=f"pass rate, run {outcome.run_id}")
     statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
     console.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} ({statuses}); "
                   f"skipped {outcome.skipped} already final")
+    mark("done")
     incomplete = outcome.statuses.get("incomplete", 0)
     if incomplete:
         err_console.print(f"{incomplete} trial(s) incomplete (infrastructure errors): "
                           f"rerun with --run-id {outcome.run_id} --resume")
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _nothing_left(config: Any) -> bool:
+    """A resume with every trial already final: say so and stop, starting neither Prefect nor
+    Ray (nothing would run; no flow run or runs row is recorded for it)."""
+    from pipeline.sweep import plan, summarize
+
+    sweep_plan = plan(config)
+    if sweep_plan.pending:
+        return False
+    columns, rows = summarize(config.warehouse, sweep_plan.run_id)
+    _print_rows(columns, rows, "table", title=f"pass rate, run {sweep_plan.run_id}")
+    console.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
+                  f"{sweep_plan.skipped} already final")
+    return True
 
 
 def _prepare_local_models(routes: list[Any], local_ray: bool) -> None:
@@ -133,6 +163,58 @@ def _runtime_installed() -> bool:
     from pipeline.local.commands import runtime_installed
 
     return runtime_installed()
+
+
+@app.command()
+def up(
+    cpus: Annotated[int | None, typer.Option(min=1, help="CPUs for trials. Default: all.")] = None,
+) -> None:
+    """Start a local Ray head and a Prefect server for AGENTSWEEP_HOME; later runs attach."""
+    from pipeline import stack
+
+    try:
+        state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False))
+    except stack.StackError as exc:
+        _fail(str(exc))
+    console.print("starting trial workers (they stay warm for later runs)")
+    _prewarm(state.ray_address)
+    console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url} "
+                  f"(`agentsweep down` stops them)", markup=False)
+
+
+def _prewarm(address: str) -> None:
+    """Start the warm worker pool a run with default settings will use."""
+    import math
+
+    from pipeline.executor import cpu_slots, ray_session, worker_pool
+    from pipeline.sweep import SweepConfig
+
+    in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
+    with ray_session(address) as ray:
+        size = max(1, min(len(cpu_slots(ray)), in_flight))
+        worker_pool(ray, size, math.ceil(in_flight / size)).alive()
+
+
+@app.command()
+def down() -> None:
+    """Stop the local Ray head and Prefect server of AGENTSWEEP_HOME."""
+    from pipeline import stack
+
+    console.print("stopped" if stack.down() else "nothing was up")
+
+
+@app.command()
+def status() -> None:
+    """Whether the local stack of AGENTSWEEP_HOME is up."""
+    from pipeline import stack
+
+    state = stack.read_state()
+    if state is None:
+        console.print("down: runs start an ephemeral Prefect API and a local Ray")
+        return
+    console.print(f"Ray {state.ray_address}: {'up' if state.ray_up() else 'DOWN'}; Prefect "
+                  f"{state.prefect_api_url}: {'up' if state.prefect_up() else 'DOWN'}",
+                  markup=False)
 
 
 @app.command()

@@ -36,9 +36,11 @@ from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
 from pipeline.limits import CallGate, LimiterRef, create_limiters
 from pipeline.models.faults import FaultProfile
+from pipeline.phases import mark
 from pipeline.retry import RetryPolicy
 from pipeline.services import NodeEndpoints
 from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
+from pipeline.version import source_fingerprint
 
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -131,32 +133,52 @@ def cpu_slots(ray: Any) -> list[str]:
     return [slots[i] for i in range(longest) for slots in per_node if i < len(slots)]
 
 
+WARM_NAMESPACE = "agentsweep"
+WARM_PREFIX = "agentsweep-worker-"
+
+
 class WorkerPool:
     """The TrialWorker actors, one per CPU slot, pinned (softly) to the slot's node; a dead one
     is replaced. Kept across ``execute`` calls of one Ray session (imports are paid once). It
     reserves a token 0.01 CPU per actor: with none, placement on a two-node cluster was seen to
-    put every actor on one node despite the soft affinity."""
+    put every actor on one node despite the soft affinity.
+
+    ``warm``: on a cluster that outlives the run (``agentsweep up``, or a remote one) the actors
+    are detached and named by the code's fingerprint, threads and slot, so the next run of the
+    same code finds them already started (LiteLLM imported); workers of other code are stopped."""
 
     def __init__(self, ray: Any, nodes: list[str | None], threads: int,
-                 key: tuple[str, ...]) -> None:
+                 key: tuple[str, ...], warm: bool = False) -> None:
         self.ray = ray
         self.size = len(nodes)
         self.nodes = nodes
         self.threads = threads
         self.key = key
-        self.worker_ids = [uuid.uuid4().hex for _ in nodes]
-        self.actors = [self._spawn(slot) for slot in range(self.size)]
+        self.warm = warm
+        self.fingerprint = source_fingerprint()[:12]
         self.generation = [0] * self.size
+        self.worker_ids = [self._worker_id(slot) for slot in range(self.size)]
+        self.actors = [self._spawn(slot) for slot in range(self.size)]
         self.load = [0] * self.size
+
+    def _worker_id(self, slot: int) -> str:
+        if not self.warm:
+            return uuid.uuid4().hex
+        return (f"{WARM_PREFIX}{self.fingerprint}-{self.threads}t-{self.size}w-{slot}-"
+                f"g{self.generation[slot]}")
 
     def _spawn(self, slot: int) -> Any:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         node = self.nodes[slot]
         strategy = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
-        return self.ray.remote(TrialWorker).options(
-            num_cpus=0.01, max_concurrency=self.threads, max_restarts=0, max_task_retries=0,
-            scheduling_strategy=strategy).remote(self.worker_ids[slot])
+        options: dict[str, Any] = {"num_cpus": 0.01, "max_concurrency": self.threads,
+                                   "max_restarts": 0, "max_task_retries": 0,
+                                   "scheduling_strategy": strategy}
+        if self.warm:
+            options.update(name=self.worker_ids[slot], namespace=WARM_NAMESPACE,
+                           lifetime="detached", get_if_exists=True)
+        return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot])
 
     def submit(self, *args: Any) -> tuple[Any, int, int]:
         slot = min(range(self.size), key=self.load.__getitem__)
@@ -173,9 +195,9 @@ class WorkerPool:
             return None
         dead = self.worker_ids[slot]
         self.ray.kill(self.actors[slot], no_restart=True)
-        self.worker_ids[slot] = uuid.uuid4().hex
-        self.actors[slot] = self._spawn(slot)
         self.generation[slot] += 1
+        self.worker_ids[slot] = self._worker_id(slot)
+        self.actors[slot] = self._spawn(slot)
         return dead
 
     def alive(self) -> bool:
@@ -207,18 +229,41 @@ def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
     shutdown_pool()
     slots: list[str | None] = list(cpu_slots(ray)) or [None]
     nodes = [slots[i % len(slots)] for i in range(size)]
-    _pool = WorkerPool(ray, nodes, threads, key)
+    warm = not _cluster_is_ours
+    if warm:
+        _stop_stale_workers(ray)
+    _pool = WorkerPool(ray, nodes, threads, key, warm=warm)
     return _pool
 
 
-def shutdown_pool() -> None:
+def _stop_stale_workers(ray: Any) -> None:
+    """Warm workers left by runs of other code (their fingerprint differs)."""
+    current = f"{WARM_PREFIX}{source_fingerprint()[:12]}-"
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        name = entry.get("name", "") if isinstance(entry, dict) else str(entry)
+        if (isinstance(entry, dict) and entry.get("namespace") == WARM_NAMESPACE
+                and name.startswith(WARM_PREFIX) and not name.startswith(current)):
+            try:
+                ray.kill(ray.get_actor(name, namespace=WARM_NAMESPACE), no_restart=True)
+            except ValueError:  # gone meanwhile
+                pass
+
+
+def shutdown_pool(keep_warm: bool = False) -> None:
+    """Stop the pool's workers; a warm pool's are only let go of when ``keep_warm``."""
     global _pool
     if _pool is not None:
-        try:
-            _pool.shutdown()
-        except Exception:  # Ray is already gone (shut down elsewhere): nothing left to free
-            pass
+        if not (keep_warm and _pool.warm):
+            try:
+                _pool.shutdown()
+            except Exception:  # Ray is already gone (shut down elsewhere): nothing to free
+                pass
         _pool = None
+
+
+_cluster_is_ours = True
+"""Whether the connected Ray was started by this process (ray_session): its workers die with
+it. A cluster we only joined outlives the run, and its workers stay warm."""
 
 
 @contextmanager
@@ -241,8 +286,10 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         "logging_level": "WARNING",
         "configure_logging": True,
     }
+    global _cluster_is_ours
+    _cluster_is_ours = not address
     if address:
-        ray.init(address=address, **common)
+        ray.init(address=address, namespace=WARM_NAMESPACE, **common)
     else:
         saved = {k: os.environ.get(k) for k in RAY_START_PROXY}
         os.environ.update(RAY_START_PROXY)
@@ -259,7 +306,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     try:
         yield ray
     finally:
-        shutdown_pool()
+        shutdown_pool(keep_warm=True)
         ray.shutdown()
 
 
@@ -307,7 +354,9 @@ class _Execution:
         self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
         size = options.workers or len(cpu_slots(ray))
         size = max(1, min(size, max_in_flight))
+        mark("starting workers")
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
+        self._first = True
         self.ctx_ref = ray.put(ctx)
         self.in_flight: dict[Any, _Flight] = {}
         self.finished = 0
@@ -338,6 +387,9 @@ class _Execution:
                 shutdown_pool()
 
     def _submit(self, spec: TrialSpec, number: int) -> None:
+        if self._first:
+            self._first = False
+            mark("trials")
         key = f"{spec.trial_id}:{number}"
         ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, key)
         self.in_flight[ref] = _Flight(spec, number, slot, generation)

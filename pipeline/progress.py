@@ -34,12 +34,16 @@ class SweepProgress:
         self._bar: Any = None
         self._task: Any = None
         self._description = description
+        self._unlisten: Any = lambda: None
 
     @property
     def retrying(self) -> int:
         return len(self._retrying)
 
     def __enter__(self) -> SweepProgress:
+        from pipeline import phases
+
+        self._unlisten = phases.listen(self.phase)
         if self._enabled:
             from rich.console import Console
             from rich.progress import (
@@ -61,8 +65,15 @@ class SweepProgress:
                                             retrying=0)
         return self
 
+    def phase(self, name: str) -> None:
+        """Say what is starting, until trials run (then the description is the run's)."""
+        if self._bar is not None:
+            label = self._description if name == "trials" else f"{self._description}: {name}"
+            self._bar.update(self._task, description=label)
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self._unlisten()
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
             self._bar = None

@@ -27,6 +27,7 @@ from pipeline.grid import (
     expand,
     grid_size,
 )
+from pipeline.phases import mark
 from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
 from pipeline.settings import ModelSettings
@@ -202,11 +203,9 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                  on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
     final statuses. Limits, faults and api_base come from ``config.model_settings``."""
-    from pipeline.attempts import attempt_counts
-    from pipeline.executor import ExecuteOptions, execute, ray_session
-    from pipeline.limits import call_params_from, faults_from, limits_from, with_call_params
+    from pipeline.executor import ray_session
+    from pipeline.limits import call_params_from, with_call_params
     from pipeline.progress import SweepProgress
-    from pipeline.services import NodeServices
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
     sink = BatchSink(writer, config.batch_size, on_trial)
@@ -221,8 +220,24 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
         sink.attempt(attempt)
         progress.attempt(attempt)
 
-    with ray_session(config.ray_address) as ray, NodeServices(ray, routes) as endpoints, \
-            progress:
+    with progress:
+        mark("connecting to Ray" if config.ray_address else "starting a local Ray")
+        with ray_session(config.ray_address) as ray:
+            _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan)
+    return sink.statuses
+
+
+def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: Any,
+                ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
+                sweep_plan: SweepPlan) -> None:
+    from pipeline.attempts import attempt_counts
+    from pipeline.executor import ExecuteOptions, execute
+    from pipeline.limits import faults_from, limits_from
+    from pipeline.services import NodeServices
+
+    if any(r.node_service for r in routes.values()):
+        mark("starting model servers on the nodes")
+    with NodeServices(ray, routes) as endpoints:
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config), faults=faults_from(config),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
@@ -232,7 +247,6 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                     on_attempt=on_attempt)
         finally:
             sink.flush()
-    return sink.statuses
 
 
 def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -31,3 +32,19 @@ def _git_commit() -> str | None:
     dirty = subprocess.run(status, capture_output=True, text=True, timeout=5,
                            check=False).stdout.strip()
     return out.stdout.strip() + (".dirty" if dirty else "")
+
+
+PACKAGES = ("pipeline", "flows", "catalogs", "warehouse")
+
+
+@cache
+def source_fingerprint() -> str:
+    """A hash of this process's code: every module file's path, size and mtime (a dirty tree
+    changes it as a commit would). Warm workers are matched to the code by it."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(code_version().encode())
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
