@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pipeline.catalog import ArgumentConstraint, FinalValue, ForbiddenTool, Scenario
+from pipeline.catalog import (
+    ArgumentConstraint,
+    Domain,
+    FinalValue,
+    ForbiddenTool,
+    Scenario,
+    load_domain,
+)
 from pipeline.catalog.models import FreshCall, RequiredTool, Turn
 from pipeline.trace import Event
 
@@ -339,11 +346,12 @@ def language_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
                        f"reply is {actual}, the user writes {wanted}", "response")
 
 
-def said_vs_done_check(events: Sequence[Event], calls: list[Call], domain: str) -> CheckResult:
-    from pipeline.response import DEFAULT_CLAIMS, final_replies, said_vs_done
+def said_vs_done_check(events: Sequence[Event], calls: list[Call], domain: Domain
+                       ) -> CheckResult:
+    from pipeline.response import final_replies, said_vs_done
 
     replies = [(r.turn, r.step, r.text) for r in final_replies(events)]
-    violations = said_vs_done(replies, calls, DEFAULT_CLAIMS.get(domain, ()))
+    violations = said_vs_done(replies, calls, domain.claim_patterns)
     if not violations:
         return CheckResult("said_vs_done", "said_vs_done", True, None, None,
                            f"{len(replies)} replies agree with the journal", "response")
@@ -396,10 +404,11 @@ class Played:
 
 
 def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat",
-          error_kind: str | None = None) -> list[CheckResult]:
+          error_kind: str | None = None, domain: Domain | None = None) -> list[CheckResult]:
     """Every check of ``scenario`` over the trace. ``error_kind``: the agent error that ended
     the dialog, if one did; then checks about turns (or the end) it never reached do not
-    apply, and the error itself is a check at the point where the dialog ended."""
+    apply, and the error itself is a check at the point where the dialog ended. ``domain``:
+    the scenario's domain as the trial loaded it (default: looked up by name)."""
     from pipeline.trajectory import trajectory_check
 
     calls = calls_of(events)
@@ -422,7 +431,7 @@ def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
     results += [fresh_call_check(r, calls, events) for r in rules.fresh_calls
                 if played.reached(r.turn)]
     results += _turn_checks(events, scenario, memory_mode, played)
-    results.append(said_vs_done_check(events, calls, scenario.domain))
+    results.append(said_vs_done_check(events, calls, domain or load_domain(scenario.domain)))
     return results
 
 

@@ -32,7 +32,11 @@ EXIT_INCOMPLETE = 3
 @app.command()
 def run(
     suite: Annotated[list[Path] | None, typer.Option(
-        "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
+        "--suite", help="Scenario suite (JSONL); repeatable. Default: catalogs/"
+        "default-suites.txt.")] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A folder of domain folders, searched before the bundled catalogs; "
+        "repeatable.")] = None,
     scenario: Annotated[list[str] | None, typer.Option(
         "--scenario", help="Scenario id to run; repeatable. Default: every scenario.")] = None,
     model: Annotated[list[str] | None, typer.Option(
@@ -69,7 +73,7 @@ def run(
 
     if resume and not run_id and spec is None:
         _fail("--resume needs --run-id")
-    grid_options = (suite, scenario, model, prompt, memory_mode, temperature, seed,
+    grid_options = (suite, catalog, scenario, model, prompt, memory_mode, temperature, seed,
                     max_in_flight)
     if spec is not None and any(v not in (None, []) for v in grid_options):
         _fail("--spec: set suites, scenarios, models, prompts, memory modes, temperature, seed "
@@ -80,6 +84,7 @@ def run(
         "warehouse": hygiene.warehouse_root(),
     }
     for key, value in (("models", model), ("scenarios", scenario), ("prompts", prompt),
+                       ("catalogs", [c.resolve() for c in catalog or []]),
                        ("memory_modes", memory_mode),
                        ("run_id", run_id), ("repeats", repeats), ("temperature", temperature),
                        ("seed", seed),
@@ -324,12 +329,17 @@ def reference_server(
 @app.command(name="verify-suite")
 def verify_suite(
     suite: Annotated[list[Path] | None, typer.Option(
-        "--suite", help="Scenario suite (JSONL); repeatable. Default: all bundled.")] = None,
+        "--suite", help="Scenario suite (JSONL); repeatable. Default: the default suites.")
+    ] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A folder of domain folders; repeatable.")] = None,
     memory_mode: Annotated[list[str] | None, typer.Option(
         "--memory-mode", help="Default: chat, summary, structured.")] = None,
 ) -> None:
     """Prove the checks: golden passes, each mutant is caught by its declared check."""
-    from pipeline.catalog import CatalogError, bundled_suites, load_suites
+    from pipeline.catalog import CatalogError, bundled_suites, load_suites, set_extra_roots
+
+    set_extra_roots(catalog or [])
     from pipeline.grid import MEMORY_MODES
     from pipeline.verify import verify
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.catalog import Prompt, Scenario, Suite, load_domain
@@ -63,6 +64,8 @@ class TrialSpec:
     repeat: int
     step_limit: int = 8
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    domain_path: Path | None = field(default=None, compare=False)
+    """The domain folder the plan found (workers load the domain from there)."""
 
 
 def trial_id_for(
@@ -117,6 +120,7 @@ def expand(
                                 memory_mode=mode,
                                 repeat=repeat,
                                 step_limit=step_limit,
+                                domain_path=domain.path,
                             )
 
 

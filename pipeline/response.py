@@ -79,49 +79,8 @@ class Violation:
     clause: str
 
 
-_ANY_WORDS = r"(?:\s+[^\s,;:]+){0,%d}?\s+"
-
-DEFAULT_CLAIMS: dict[str, tuple[ClaimPatterns, ...]] = {
-    "meeting_rooms": (
-        ClaimPatterns.of(
-            "reserve_room",
-            r"\b(?P<verb>(?:за)?бронировал[аи]?)\b",
-            r"\b(?P<verb>забронирован[аоы]?)\b",
-            r"\b(?P<verb>зарезервирова(?:л[аи]?|н[аоы]?))\b",
-            r"\b(?:бронь|бронирование)" + _ANY_WORDS % 4
-            + r"(?P<verb>(?:создан|оформлен|подтвержд[её]н)[аоы]?)\b",
-            r"\b(?P<verb>(?:создал|оформил|подтвердил)[аи]?)" + _ANY_WORDS % 2
-            + r"(?:бронь|бронирование)\b",
-            r"\bстал[аи]?\s+(?P<verb>(?:за)?бронировать)\b",
-            r"\b(?P<verb>booked|reserved)\b",
-            r"\b(?:booking|reservation)" + _ANY_WORDS % 3
-            + r"(?P<verb>confirmed|created|made|placed)\b",
-            r"\b(?P<verb>made|created|placed)\s+(?:a|the|your)\s+(?:booking|reservation)\b",
-            r"\bdid(?:\s+not|n['’]t)?\s+(?:\w+\s+)?(?P<verb>book|reserve)\b",
-        ),
-        ClaimPatterns.of(
-            "send_email",
-            r"\b(?P<verb>(?:отправил|выслал)[аи]?)\b",
-            r"\b(?:письмо|приглашение|сообщение)" + _ANY_WORDS % 4
-            + r"(?P<verb>(?:отправлен|выслан)[аоы]?)\b",
-            r"\b(?P<verb>(?:отправлен|выслан)[аоы]?)\s+(?:письмо|приглашение|сообщение)\b",
-            r"\b(?P<verb>sent|emailed)\b",
-        ),
-    ),
-    "guest_pass": (
-        ClaimPatterns.of(
-            "create_pass",
-            r"\b(?P<verb>(?:оформил|создал|заказал)[аи]?)" + _ANY_WORDS % 3 + r"пропуск",
-            r"\bпропуск\w*" + _ANY_WORDS % 8
-            + r"(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)\b",
-            r"\b(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)" + _ANY_WORDS % 2
-            + r"пропуск",
-            r"\bзаявк\w*" + _ANY_WORDS % 3 + r"(?P<verb>создан[аоы]?)\b",
-            r"\bpass(?:es)?" + _ANY_WORDS % 8 + r"(?P<verb>created|issued|ordered)\b",
-            r"\b(?P<verb>created|issued|ordered)" + _ANY_WORDS % 3 + r"pass(?:es)?\b",
-        ),
-    ),
-}
+ANY_WORDS = r"(?:\s+[^\s,;:]+){0,%d}?\s+"
+"""A gap of at most N words inside a clause (``ANY_WORDS % N``), for claim patterns."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…;])\s+|\n+")
 _CONTRAST = re.compile(r"\s+(?:но|однако|зато|but|however)\b", _I)

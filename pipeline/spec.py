@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.catalog import CatalogError, bundled_suites
+from pipeline.catalog import CatalogError, bundled_suites, known_suites, set_extra_roots
 from pipeline.catalog.errors import format_location
 from pipeline.grid import MemoryMode
 from pipeline.retry import RetryPolicy
@@ -36,6 +36,9 @@ class SweepSpec(BaseModel):
 
     run_id: str | None = None
     """Default: generated per invocation (a nightly spec leaves it out)."""
+    catalogs: list[str] = Field(default_factory=list)
+    """Catalog roots (folders of domain folders), relative to the spec, searched before the
+    bundled one."""
     suites: list[str] = Field(default_factory=list)
     """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
     scenarios: list[str] = Field(default_factory=list)
@@ -129,6 +132,9 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
             validate_run_id(spec.run_id)
         except WarehouseError as exc:
             raise fail(("run_id",), str(exc)) from None
+    catalogs = [_resolve_catalog(entry, path.parent, fail, i)
+                for i, entry in enumerate(spec.catalogs)]
+    set_extra_roots(catalogs)
     suites = [_resolve_suite(entry, path.parent, fail, i) for i, entry in enumerate(spec.suites)]
     for key, values in (("suites", suites), ("prompts", spec.prompts or []),
                         ("memory_modes", spec.memory_modes or []),
@@ -137,6 +143,7 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
     _check_models(spec.models, fail)
     _check_scenarios(spec.scenarios, suites, fail)
     args: dict[str, Any] = {
+        "catalogs": catalogs,
         "suites": suites,
         "scenarios": list(spec.scenarios),
         "models": [m.name for m in spec.models],
@@ -190,11 +197,19 @@ def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path:
         if not path.is_file():
             raise fail(("suites", index), f"no such suite file: {path}")
         return path
-    bundled = {p.stem: p for p in bundled_suites()}
-    if entry not in bundled:
-        raise fail(("suites", index), f"unknown bundled suite {entry!r}; bundled: "
-                   f"{', '.join(sorted(bundled))} (a file needs the .jsonl suffix)")
-    return bundled[entry]
+    known = known_suites()
+    if entry not in known:
+        raise fail(("suites", index), f"unknown bundled suite {entry!r}; known: "
+                   f"{', '.join(sorted(known))} (a file needs the .jsonl suffix)")
+    return known[entry]
+
+
+def _resolve_catalog(entry: str, base: Path, fail: _Locator, index: int) -> Path:
+    path = Path(entry).expanduser()
+    path = (path if path.is_absolute() else base / path).resolve()
+    if not path.is_dir():
+        raise fail(("catalogs", index), f"no such catalog folder: {path}")
+    return path
 
 
 def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> None:

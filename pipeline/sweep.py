@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.attempts import Attempt, write_attempts
-from pipeline.catalog import Suite, bundled_suites, load_suites
+from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
 from pipeline.grid import (
     DEFAULT_MODEL,
     MEMORY_MODES,
@@ -46,7 +46,9 @@ class SweepConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    suites: list[Path] = Field(default_factory=list, description="Empty = all bundled suites.")
+    catalogs: list[Path] = Field(default_factory=list, description="Catalog roots searched "
+                                 "before the bundled one (--catalog DIR).")
+    suites: list[Path] = Field(default_factory=list, description="Empty = the default suites.")
     scenarios: list[str] = Field(default_factory=list,
                                  description="Scenario ids to run; empty = every scenario.")
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
@@ -106,6 +108,7 @@ class SweepOutcome:
 def load_plan_suites(config: SweepConfig) -> list[Suite]:
     """Load and validate every suite, keeping only ``config.scenarios`` when set; raises
     CatalogError (ValueError for an id no suite has) before anything runs."""
+    set_extra_roots(config.catalogs)
     suites = load_suites(config.suites or bundled_suites())
     if not config.scenarios:
         return suites

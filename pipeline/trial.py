@@ -54,7 +54,7 @@ def model_client_for(spec: TrialSpec) -> ModelClient:
 
 def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
               client: ModelClient | None = None) -> TrialResult:
-    domain = load_domain(spec.scenario.domain)
+    domain = load_domain(spec.scenario.domain, spec.domain_path)
     sandbox = Sandbox(domain)
     agent = Agent(
         model=client or model_client_for(spec),
@@ -80,7 +80,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,
                      started, finished, node_id)
     checks = score(trace.events, spec.scenario, spec.memory_mode,
-                   error_kind if status in ("agent_error", "limit") else None)
+                   error_kind if status in ("agent_error", "limit") else None, domain)
     scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode)
     passed = _passed(status, checks)
     return _rows(spec, ctx, trace, checks, scores, status, passed, error_kind, error_message,

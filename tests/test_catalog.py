@@ -54,9 +54,18 @@ def test_meeting_rooms_domain_has_the_seed_rooms() -> None:
         (lambda rows: rows[3].update(id=rows[0]["id"]), 4, "id"),
         (lambda rows: rows[0]["turns"][0]["golden"].pop(), 1, "turns.0.golden"),
         (lambda rows: rows[0].update(domain="nowhere"), 1, "domain"),
+        (lambda rows: rows[0]["expectations"]["required_tools"][0].update(tool="teleport"), 1,
+         "expectations.required_tools.0.tool"),
+        (lambda rows: rows[0]["expectations"]["argument_constraints"][0].update(
+            argument="colour"), 1, "expectations.argument_constraints.0.argument"),
+        (lambda rows: rows[0]["expectations"]["argument_constraints"][1].update(equals="six"),
+         1, "expectations.argument_constraints.1.argument"),
+        (lambda rows: rows[0]["expectations"]["fresh_calls"][0]["arguments"].update(floor=3),
+         1, "expectations.fresh_calls.0.arguments.floor"),
     ],
     ids=["json", "missing-field", "extra-field", "empty-user", "unknown-tool", "bad-argument",
-         "duplicate-id", "no-reply", "unknown-domain"],
+         "duplicate-id", "no-reply", "unknown-domain", "expectation-tool",
+         "expectation-argument", "expectation-value", "fresh-call-argument"],
 )
 def test_bad_line_names_file_line_and_field(tmp_path: Path, mutate, line: int,
                                             field: str) -> None:

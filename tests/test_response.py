@@ -4,10 +4,16 @@ from collections import Counter
 
 import pytest
 
-from pipeline.catalog import CallAction, ReplyAction, Scenario, bundled_suites, load_suite
+from pipeline.catalog import (
+    CallAction,
+    ReplyAction,
+    Scenario,
+    bundled_suites,
+    load_domain,
+    load_suite,
+)
 from pipeline.checks import Call
 from pipeline.response import (
-    DEFAULT_CLAIMS,
     Claim,
     ClaimPatterns,
     Reply,
@@ -19,8 +25,8 @@ from pipeline.response import (
 )
 from pipeline.trace import Trace
 
-ROOMS = DEFAULT_CLAIMS["meeting_rooms"]
-PASSES = DEFAULT_CLAIMS["guest_pass"]
+ROOMS = load_domain("meeting_rooms").claim_patterns
+PASSES = load_domain("guest_pass").claim_patterns
 
 # (id, reply, tools called earlier in the same turn, expected violation kinds)
 SAME_TURN_CASES: list[tuple[str, str, list[str], list[str]]] = [
@@ -158,7 +164,7 @@ def _golden_journal(scenario: Scenario) -> tuple[list[Reply], list[Call]]:
 @pytest.mark.parametrize("scenario", _golden_scenarios(), ids=lambda s: f"{s.domain}:{s.id}")
 def test_golden_replies_pass(scenario: Scenario) -> None:
     replies, calls = _golden_journal(scenario)
-    assert said_vs_done(replies, calls, DEFAULT_CLAIMS[scenario.domain]) == []
+    assert said_vs_done(replies, calls, load_domain(scenario.domain).claim_patterns) == []
 
 
 def test_golden_replies_are_not_vacuous() -> None:
@@ -167,9 +173,9 @@ def test_golden_replies_are_not_vacuous() -> None:
     claimed: Counter[str] = Counter()
     for scenario in _golden_scenarios():
         replies, calls = _golden_journal(scenario)
-        tools = {p.tool for p in DEFAULT_CLAIMS[scenario.domain]}
+        tools = {p.tool for p in load_domain(scenario.domain).claim_patterns}
         called.update(c.name for c in calls if c.name in tools)
         for reply in replies:
-            claims = find_claims(reply.text, DEFAULT_CLAIMS[scenario.domain])
+            claims = find_claims(reply.text, load_domain(scenario.domain).claim_patterns)
             claimed.update(c.tool for c in claims if not c.negated)
     assert called and set(called) == set(claimed)

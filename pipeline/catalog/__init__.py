@@ -1,8 +1,23 @@
 """Catalog loading: domains, prompts, scenario suites, with line-precise validation."""
 
-from pipeline.catalog.domains import Domain, Prompt, catalogs_root, load_domain
+from pipeline.catalog.domains import (
+    Domain,
+    Prompt,
+    catalog_roots,
+    catalogs_root,
+    domain_folder,
+    load_domain,
+    set_extra_roots,
+)
 from pipeline.catalog.errors import CatalogError
-from pipeline.catalog.loader import LoadedScenario, Suite, bundled_suites, load_suite, load_suites
+from pipeline.catalog.loader import (
+    LoadedScenario,
+    Suite,
+    bundled_suites,
+    known_suites,
+    load_suite,
+    load_suites,
+)
 from pipeline.catalog.models import (
     ArgumentConstraint,
     CallAction,
@@ -33,8 +48,12 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "bundled_suites",
+    "catalog_roots",
     "catalogs_root",
+    "domain_folder",
+    "known_suites",
     "load_domain",
     "load_suite",
     "load_suites",
+    "set_extra_roots",
 ]

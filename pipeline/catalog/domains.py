@@ -1,35 +1,73 @@
-"""Domains: a folder under catalogs/ with tool schemas, seed state, prompts and tool code.
+"""Domains: a folder with tool schemas, seed state, prompts, scenario suites and tool code.
 
 A domain folder holds ``tools.json`` (validated as a ``ToolCatalog``), ``state.json`` (the seed
-state every trial starts from, copied per trial), ``prompts/*.md`` and a ``tools.py`` module that
-exports ``READ_TOOLS``: name -> function(state, arguments) for the read tools. Write tools have
-no implementation here: the sandbox intercepts them.
+state every trial starts from, copied per trial), ``prompts/*.md``, ``suites/*.jsonl`` and a
+``tools.py`` that exports ``READ_TOOLS``: name -> function(state, arguments) for the read tools
+(write tools have no code: the sandbox intercepts them). Optional: ``state.schema.json`` (the
+structured memory mode needs it), ``state_invariants(state) -> [message]`` in ``tools.py``, and
+``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.response).
+
+Domains are found under the catalog roots: every ``--catalog DIR`` given to the process
+(``set_extra_roots``, or ``AGENTSWEEP_CATALOGS`` separated by ``os.pathsep``), then the bundled
+``catalogs/``. A domain's Python is loaded from its own folder by path, the bundled ones too:
+a domain needs no package of this repository and no change under ``pipeline/``.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
-from collections.abc import Callable, Mapping
+import hashlib
+import importlib.util
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.catalog.errors import CatalogError, format_pydantic_error
+from pipeline.catalog.errors import CatalogError, format_location
+from pipeline.catalog.jsonlines import line_of, read_json
 from pipeline.catalog.models import ToolCatalog, ToolSpec
 from pipeline.hashing import sha256_json, sha256_text
 
 ReadTool = Callable[[dict[str, Any], dict[str, Any]], Any]
 StateInvariants = Callable[[dict[str, Any]], list[str]]
+CATALOGS_ENV = "AGENTSWEEP_CATALOGS"
+_extra_roots: list[Path] = []
 
 
 def catalogs_root() -> Path:
+    """The bundled catalog root (this repository's ``catalogs/``)."""
     import catalogs
 
     return Path(catalogs.__file__).parent
+
+
+def set_extra_roots(roots: Sequence[Path]) -> None:
+    """Catalog roots searched before the bundled one, for this process."""
+    _extra_roots[:] = [Path(r).resolve() for r in roots]
+
+
+def catalog_roots() -> list[Path]:
+    from_env = [Path(p).resolve() for p in os.environ.get(CATALOGS_ENV, "").split(os.pathsep)
+                if p]
+    roots = [*_extra_roots, *from_env, catalogs_root()]
+    return list(dict.fromkeys(roots))
+
+
+def domain_folder(name: str) -> Path:
+    """The folder of domain ``name`` in the catalog roots; CatalogError if none or several."""
+    found = [root / name for root in catalog_roots() if (root / name / "tools.json").is_file()]
+    if not found:
+        roots = ", ".join(str(r) for r in catalog_roots())
+        raise CatalogError(name, None, "domain", f"unknown domain {name!r} (catalog roots: "
+                           f"{roots}; add one with --catalog DIR)")
+    if len(found) > 1:
+        raise CatalogError(str(found[1]), None, "domain", f"domain {name!r} is also in "
+                           f"{found[0]}: domain names must be unique across catalog roots")
+    return found[0]
 
 
 @dataclass(frozen=True)
@@ -51,6 +89,8 @@ class Domain:
     """JSON Schema of the agent's structured state (structured memory mode)."""
     state_invariants: StateInvariants | None = None
     """Domain invariants over a structured state, beyond the schema."""
+    claim_patterns: tuple[Any, ...] = ()
+    """The response check's patterns of "this tool's action was done" (``claims.py``)."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -69,48 +109,69 @@ class Domain:
             for t in self.tools
         ]
 
+    def prompt_names(self) -> list[str]:
+        return sorted(p.stem for p in (self.path / "prompts").glob("*.md"))
+
     def prompt(self, prompt_name: str) -> Prompt:
         path = self.path / "prompts" / f"{prompt_name}.md"
         if not path.is_file():
-            raise CatalogError(str(path), None, "prompt", f"no prompt {prompt_name!r}")
+            raise CatalogError(str(path), None, "prompt", f"no prompt {prompt_name!r} in domain "
+                               f"{self.name} (it has: {', '.join(self.prompt_names()) or 'none'})")
         text = path.read_text("utf-8")
         return Prompt(id=f"{self.name}/{prompt_name}", text=text, sha256=sha256_text(text))
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise CatalogError(str(path), None, "-", "file is missing") from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(str(path), exc.lineno, "-", f"invalid JSON: {exc.msg}") from None
+def load_domain(name: str, folder: Path | None = None) -> Domain:
+    """Load a domain by name from the catalog roots (or from ``folder``); cached per folder."""
+    return _load(folder.resolve() if folder is not None else domain_folder(name))
 
 
 @cache
-def load_domain(name: str) -> Domain:
-    """Load a bundled domain by folder name (cached per process)."""
-    path = catalogs_root() / name
-    if not (path / "tools.json").is_file():
-        raise CatalogError(str(path), None, "domain", f"unknown domain {name!r}")
-    raw_tools = _read_json(path / "tools.json")
+def _load(path: Path) -> Domain:
+    name = path.name
+    raw_tools, lines = read_json(path / "tools.json")
     try:
         catalog = ToolCatalog.model_validate(raw_tools)
     except ValidationError as exc:
-        field, message = format_pydantic_error(exc)
-        raise CatalogError(str(path / "tools.json"), None, field, message) from None
-    module = importlib.import_module(f"catalogs.{name}.tools")
-    read_tools: Mapping[str, ReadTool] = module.READ_TOOLS
+        first = exc.errors(include_url=False)[0]
+        raise CatalogError(str(path / "tools.json"), line_of(list(first["loc"]), lines),
+                           format_location(list(first["loc"])), str(first["msg"])) from None
+    module = _module(path / "tools.py", name)
+    read_tools: Mapping[str, ReadTool] = getattr(module, "READ_TOOLS", {})
     missing = {t.name for t in catalog.tools if t.kind == "read"} - set(read_tools)
     if missing:
-        raise CatalogError(str(path / "tools.py"), None, "READ_TOOLS", f"missing {sorted(missing)}")
+        raise CatalogError(str(path / "tools.py"), None, "READ_TOOLS",
+                           f"no code for the read tools {sorted(missing)}")
     schema_path = path / "state.schema.json"
+    claims = path / "claims.py"
     return Domain(
         name=name,
         path=path,
         tools=tuple(catalog.tools),
-        seed_state=_read_json(path / "state.json"),
+        seed_state=read_json(path / "state.json")[0],
         tools_sha256=sha256_json(raw_tools),
         read_tools=read_tools,
-        state_schema=_read_json(schema_path) if schema_path.is_file() else None,
+        state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
         state_invariants=getattr(module, "state_invariants", None),
+        claim_patterns=tuple(getattr(_module(claims, name), "CLAIM_PATTERNS", ()))
+        if claims.is_file() else (),
     )
+
+
+def _module(path: Path, domain: str) -> ModuleType:
+    """A domain's Python file, loaded by path under a name of its own."""
+    if not path.is_file():
+        raise CatalogError(str(path), None, "-", f"domain {domain} has no {path.name}")
+    unique = hashlib.sha256(str(path).encode()).hexdigest()[:10]
+    spec = importlib.util.spec_from_file_location(f"agentsweep_domain_{domain}_{unique}_"
+                                                  f"{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise CatalogError(str(path), None, "-", "cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise CatalogError(str(path), exc.lineno, "-", f"SyntaxError: {exc.msg}") from None
+    except Exception as exc:  # the domain's own code failed at import: name the file
+        raise CatalogError(str(path), None, "-", f"{type(exc).__name__}: {exc}") from None
+    return module

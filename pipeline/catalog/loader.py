@@ -13,8 +13,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import ValidationError
 
-from pipeline.catalog.domains import Domain, catalogs_root, load_domain
+from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
 from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
+from pipeline.catalog.expectations import check_expectations
 from pipeline.catalog.models import CallAction, Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.hashing import sha256_json
@@ -41,8 +42,36 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(scenario_schema())
 
 
+DEFAULT_SUITES_FILE = "default-suites.txt"
+"""In the bundled catalog root: the suites (ids, one per line) a run without --suite runs."""
+
+
+def known_suites() -> dict[str, Path]:
+    """Suite id (file stem) -> path, for every ``<domain>/suites/*.jsonl`` of every catalog
+    root; an id in two places is an error."""
+    found: dict[str, Path] = {}
+    for root in catalog_roots():
+        for path in sorted(root.glob("*/suites/*.jsonl")):
+            if path.stem in found:
+                raise CatalogError(str(path), None, "suite", f"suite id {path.stem!r} is also "
+                                   f"{found[path.stem]}")
+            found[path.stem] = path
+    return found
+
+
 def bundled_suites() -> list[Path]:
-    return sorted(catalogs_root().glob("*/suites/*.jsonl"))
+    """The default run's suites: those listed in the bundled ``default-suites.txt``."""
+    listing = catalogs_root() / DEFAULT_SUITES_FILE
+    known = known_suites()
+    paths = []
+    for number, line in enumerate(listing.read_text("utf-8").splitlines(), start=1):
+        suite_id = line.split("#", 1)[0].strip()
+        if not suite_id:
+            continue
+        if suite_id not in known:
+            raise CatalogError(str(listing), number, "suite", f"no suite {suite_id!r}")
+        paths.append(known[suite_id])
+    return paths
 
 
 def load_suites(paths: list[Path]) -> list[Suite]:
@@ -101,8 +130,11 @@ def _parse_line(path: Path, number: int, line: str) -> LoadedScenario:
     try:
         domain = load_domain(scenario.domain)
     except CatalogError as exc:
+        if exc.path != scenario.domain:
+            raise  # the domain exists and its own file is broken: that file's error
         raise CatalogError(where, number, "domain", exc.message) from None
     _check_against_domain(where, number, scenario, domain)
+    check_expectations(where, number, scenario, domain)
     return LoadedScenario(scenario, sha256_json(raw), number)
 
 
@@ -122,15 +154,6 @@ def _check_against_domain(where: str, number: int, scenario: Scenario, domain: D
                 path = format_location([field, "arguments", *error.absolute_path])
                 raise CatalogError(where, number, path, _short(error.message))
     _check_golden_states(where, number, scenario, domain)
-    expectations = scenario.expectations
-    named = [("forbidden_tools", r.tool) for r in expectations.forbidden_tools]
-    named += [("final_values", r.tool) for r in expectations.final_values]
-    named += [("argument_constraints", r.tool) for r in expectations.argument_constraints
-              if r.tool is not None]
-    for index, (kind, tool) in enumerate(named):
-        if domain.tool(tool) is None:
-            raise CatalogError(where, number, f"expectations.{kind}",
-                               f"unknown tool {tool!r} in domain {domain.name} (rule {index})")
 
 
 def _check_golden_states(where: str, number: int, scenario: Scenario, domain: Domain) -> None:

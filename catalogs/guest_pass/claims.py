@@ -1,0 +1,24 @@
+"""What the guest_pass domain's replies say when they claim an action was done.
+
+Patterns of completed forms (past tense, short passive) per state-changing tool, for the
+response check ``said_vs_done`` (pipeline.response): a clause matching one is a claim that the
+tool's action happened; a negation before the verb makes it a denial.
+"""
+
+from __future__ import annotations
+
+from pipeline.response import ANY_WORDS, ClaimPatterns
+
+CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
+    ClaimPatterns.of(
+        "create_pass",
+        r"\b(?P<verb>(?:оформил|создал|заказал)[аи]?)" + ANY_WORDS % 3 + r"пропуск",
+        r"\bпропуск\w*" + ANY_WORDS % 8
+        + r"(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)\b",
+        r"\b(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)" + ANY_WORDS % 2
+        + r"пропуск",
+        r"\bзаявк\w*" + ANY_WORDS % 3 + r"(?P<verb>создан[аоы]?)\b",
+        r"\bpass(?:es)?" + ANY_WORDS % 8 + r"(?P<verb>created|issued|ordered)\b",
+        r"\b(?P<verb>created|issued|ordered)" + ANY_WORDS % 3 + r"pass(?:es)?\b",
+    ),
+)

@@ -1,0 +1,37 @@
+"""What the meeting_rooms domain's replies say when they claim an action was done.
+
+Patterns of completed forms (past tense, short passive) per state-changing tool, for the
+response check ``said_vs_done`` (pipeline.response): a clause matching one is a claim that the
+tool's action happened; a negation before the verb makes it a denial.
+"""
+
+from __future__ import annotations
+
+from pipeline.response import ANY_WORDS, ClaimPatterns
+
+CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
+    ClaimPatterns.of(
+        "reserve_room",
+        r"\b(?P<verb>(?:за)?бронировал[аи]?)\b",
+        r"\b(?P<verb>забронирован[аоы]?)\b",
+        r"\b(?P<verb>зарезервирова(?:л[аи]?|н[аоы]?))\b",
+        r"\b(?:бронь|бронирование)" + ANY_WORDS % 4
+        + r"(?P<verb>(?:создан|оформлен|подтвержд[её]н)[аоы]?)\b",
+        r"\b(?P<verb>(?:создал|оформил|подтвердил)[аи]?)" + ANY_WORDS % 2
+        + r"(?:бронь|бронирование)\b",
+        r"\bстал[аи]?\s+(?P<verb>(?:за)?бронировать)\b",
+        r"\b(?P<verb>booked|reserved)\b",
+        r"\b(?:booking|reservation)" + ANY_WORDS % 3
+        + r"(?P<verb>confirmed|created|made|placed)\b",
+        r"\b(?P<verb>made|created|placed)\s+(?:a|the|your)\s+(?:booking|reservation)\b",
+        r"\bdid(?:\s+not|n['’]t)?\s+(?:\w+\s+)?(?P<verb>book|reserve)\b",
+    ),
+    ClaimPatterns.of(
+        "send_email",
+        r"\b(?P<verb>(?:отправил|выслал)[аи]?)\b",
+        r"\b(?:письмо|приглашение|сообщение)" + ANY_WORDS % 4
+        + r"(?P<verb>(?:отправлен|выслан)[аоы]?)\b",
+        r"\b(?P<verb>(?:отправлен|выслан)[аоы]?)\s+(?:письмо|приглашение|сообщение)\b",
+        r"\b(?P<verb>sent|emailed)\b",
+    ),
+)
