@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +42,20 @@ CRON = "0 2 * * *"
 DEPLOYMENT_NAME = "nightly"
 PREVIOUS = "previous"
 DEFAULT_SPEC = Path(__file__).resolve().parent.parent / "infra" / "sweeps" / "nightly.yaml"
+
+
+class NightlyRegression(Exception):
+    """The candidate run regressed against its baseline: the flow run fails with the cells."""
+
+    def __init__(self, comparison: Comparison) -> None:
+        index = {c: i for i, c in enumerate(comparison.columns)}
+        cells = [f"{r[index['scenario_id']]}/{r[index['model']]}/{r[index['memory_mode']]} "
+                 f"{r[index['transition']]}" for r in comparison.rows
+                 if r[index["change"]] == "regressed"]
+        super().__init__(f"run {comparison.candidate} regressed against {comparison.baseline} "
+                         f"in {len(cells)} cell(s): {'; '.join(cells)} (report: "
+                         f"{comparison.report})")
+        self.comparison = comparison
 
 
 @dataclass(frozen=True)
@@ -76,10 +91,14 @@ def compare_task(config: SweepConfig, baseline_run_id: str) -> Comparison | None
 
 @flow(name="agentsweep-nightly", log_prints=False)
 def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcome:
-    """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions."""
+    """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions.
+    A regressed cell fails the flow run (NightlyRegression); a cell whose scenario or prompt
+    changed is marked ``changed`` for review, never a regression."""
     config = load_spec_task(spec_path)
     outcome = sweep_flow(config)
     comparison = compare_task(config, baseline_run_id) if baseline_run_id else None
+    if comparison is not None and comparison.changes().get("regressed"):
+        raise NightlyRegression(comparison)
     return NightlyOutcome(config.run_id, outcome, comparison)
 
 
@@ -110,10 +129,16 @@ def main(argv: list[str] | None = None) -> None:
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
-        result = nightly(args.spec, baseline)
+        try:
+            result = nightly(args.spec, baseline)
+        except NightlyRegression as exc:
+            print(f"REGRESSION: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
         report = result.comparison.report if result.comparison else None
-        print(f"run {result.run_id}: executed {result.sweep.executed}; "
-              f"comparison: {report or 'none'}")
+        changed = result.comparison.changes().get("changed", 0) if result.comparison else 0
+        print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
+              f"{report or 'none'}" + (f"; {changed} cell(s) changed, to review" if changed
+                                       else ""))
         return
     from prefect import serve
 

@@ -19,6 +19,7 @@ from pipeline.sweep import (
     SweepOutcome,
     SweepPlan,
     execute_plan,
+    new_invocation_id,
     plan,
     record_run,
     summarize,
@@ -37,8 +38,8 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> dict[str, int]:
 
 @task(name="record-run", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def record_task(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
-                executed: int) -> None:
-    record_run(config, sweep_plan, started_at, executed)
+                executed: int | None, invocation_id: str) -> None:
+    record_run(config, sweep_plan, started_at, executed, invocation_id)
 
 
 @task(name="summarize", cache_policy=NO_CACHE)
@@ -54,9 +55,11 @@ def sweep_flow(config: SweepConfig) -> SweepOutcome:
     # quote(): Prefect would otherwise walk every TrialSpec of the plan looking for futures
     # (about 14 s for a 100k-trial plan); the task gets the plan itself.
     quoted = cast(SweepPlan, quote(sweep_plan))  # the task receives the unwrapped plan
+    invocation = new_invocation_id()
+    record_task(config, quoted, started_at, None, invocation)
     statuses = execute_task(config, quoted)
     executed = sum(statuses.values())
-    record_task(config, quoted, started_at, executed)
+    record_task(config, quoted, started_at, executed, invocation)
     columns, rows = summarize_task(config, sweep_plan.run_id)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
                         statuses, columns, rows)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from pipeline import hygiene
 from pipeline.local.commands import app as local_model_app
+from pipeline.tables import make_console
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
@@ -22,11 +19,10 @@ app.add_typer(local_model_app, name="local-model")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
 app.add_typer(checks_app, name="checks")
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 EXIT_BAD_INPUT = 2
-EXIT_INCOMPLETE = 3
 
 
 @app.command()
@@ -49,6 +45,9 @@ def run(
     )] = None,
     repeats: Annotated[int | None, typer.Option(
         min=1, help="Repeats per grid cell. Default: 3.")] = None,
+    api_base: Annotated[str | None, typer.Option(
+        "--api-base", help="OpenAI-compatible endpoint for every --model (a local server, "
+        "agentsweep reference-server, a proxy).")] = None,
     temperature: Annotated[float | None, typer.Option(
         help="Sampling temperature. Default: 0.0.")] = None,
     seed: Annotated[int | None, typer.Option(
@@ -62,112 +61,49 @@ def run(
         min=1, help="Trials in flight at once. Default: 64.")] = None,
     spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
         "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
+    append: Annotated[bool, typer.Option(
+        "--append", help="Add this grid to an existing --run-id (another grid).")] = False,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
-    from pipeline.catalog import CatalogError
-    from pipeline.phases import mark
+    from pipeline.run_command import RunOptions, Terminal, main
 
-    mark("checking the inputs")
-    from pipeline.sweep import SweepConfig, load_plan_suites
-    from warehouse.writer import WarehouseError, validate_run_id
-
-    if resume and not run_id and spec is None:
-        _fail("--resume needs --run-id")
-    grid_options = (suite, catalog, scenario, model, prompt, memory_mode, temperature, seed,
-                    max_in_flight)
-    if spec is not None and any(v not in (None, []) for v in grid_options):
-        _fail("--spec: set suites, scenarios, models, prompts, memory modes, temperature, seed "
-              "and max in flight in the spec (only --run-id, --resume, --ray-address, --repeats "
-              "override it)")
-    config_args: dict[str, Any] = {
-        "suites": suite or [], "resume": resume, "ray_address": ray_address,
-        "warehouse": hygiene.warehouse_root(),
-    }
-    for key, value in (("models", model), ("scenarios", scenario), ("prompts", prompt),
-                       ("catalogs", [c.resolve() for c in catalog or []]),
-                       ("memory_modes", memory_mode),
-                       ("run_id", run_id), ("repeats", repeats), ("temperature", temperature),
-                       ("seed", seed),
-                       ("max_in_flight", max_in_flight)):
-        if value not in (None, []):
-            config_args[key] = value
-    try:
-        if spec is not None:
-            from pipeline.spec import load_spec
-
-            config = load_spec(spec, hygiene.warehouse_root(), {
-                "run_id": run_id, "resume": resume or None, "ray_address": ray_address,
-                "repeats": repeats})
-            if config.resume and "run_id" not in config.model_fields_set:
-                _fail("--resume needs --run-id (or run_id in the spec)")
-        else:
-            config = SweepConfig(**config_args)
-        validate_run_id(config.run_id)
-        load_plan_suites(config)  # bad input fails here, before anything starts
-        routes = [m.route for m in config.model_configs() if m.route is not None]
-    except (CatalogError, WarehouseError, ValueError) as exc:
-        _fail(str(exc))
-    if config.resume and _nothing_left(config):
-        return
-    from pipeline import stack
-
-    attached = None if config.ray_address else stack.attach()
-    if attached is not None:
-        config = config.model_copy(update={"ray_address": attached.ray_address})
-    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None)
-    mark("starting the Prefect flow")
-    from flows.sweep import sweep_flow
-
-    where = ("the local stack (agentsweep up)" if attached else
-             f"Ray at {config.ray_address}" if config.ray_address else
-             "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
-    console.print(f"run [bold]{config.run_id}[/]: starting on {where}")
-    outcome = sweep_flow(config)
-    _print_rows(outcome.summary_columns, outcome.summary_rows, "table",
-                title=f"pass rate, run {outcome.run_id}")
-    statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
-    console.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} ({statuses}); "
-                  f"skipped {outcome.skipped} already final")
-    mark("done")
-    incomplete = outcome.statuses.get("incomplete", 0)
-    if incomplete:
-        err_console.print(f"{incomplete} trial(s) incomplete (infrastructure errors): "
-                          f"rerun with --run-id {outcome.run_id} --resume")
-        raise typer.Exit(EXIT_INCOMPLETE)
+    options = RunOptions(
+        suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
+        prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats,
+        api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
+        ray_address=ray_address, max_in_flight=max_in_flight, spec=spec, append=append)
+    code = main(options, Terminal(console, err_console))
+    if code:
+        raise typer.Exit(code)
 
 
-def _nothing_left(config: Any) -> bool:
-    """A resume with every trial already final: say so and stop, starting neither Prefect nor
-    Ray (nothing would run; no flow run or runs row is recorded for it)."""
-    from pipeline.sweep import plan, summarize
+@app.command()
+def runs(
+    output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+) -> None:
+    """The runs in the warehouse: when, which grid, how their trials ended."""
+    from warehouse.query import run_named
 
-    sweep_plan = plan(config)
-    if sweep_plan.pending:
-        return False
-    columns, rows = summarize(config.warehouse, sweep_plan.run_id)
-    _print_rows(columns, rows, "table", title=f"pass rate, run {sweep_plan.run_id}")
-    console.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
-                  f"{sweep_plan.skipped} already final")
-    return True
+    if output_format not in ("table", "csv", "json"):
+        _fail(f"--format: expected table, csv or json, got {output_format!r}")
+    result = run_named(hygiene.warehouse_root(), "runs_list")
+    _print_rows(result.columns, result.rows, output_format, title="runs")
 
 
-def _prepare_local_models(routes: list[Any], local_ray: bool) -> None:
-    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
-    from pipeline import local
+def _version(value: bool) -> None:
+    if value:
+        from pipeline.version import code_version
 
-    try:
-        if local_ray:
-            local.prepare(routes, progress=lambda text: console.print(text, markup=False))
-        elif any(r.node_service for r in routes) and not _runtime_installed():
-            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
-    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
-        _fail(str(exc))
+        console.print(f"agentsweep {code_version()}", markup=False)
+        raise typer.Exit()
 
 
-def _runtime_installed() -> bool:
-    from pipeline.local.commands import runtime_installed
-
-    return runtime_installed()
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Evaluate tool-calling agents over whole dialogs, many times."""
 
 
 @app.command()
@@ -296,6 +232,9 @@ def reference_server(
     timeout_rate: Annotated[float, typer.Option("--timeout-rate")] = 0.0,
     drop_rate: Annotated[float, typer.Option("--drop-rate")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    plays: Annotated[str | None, typer.Option(
+        "--plays", help="Answer every request as this variant (e.g. mutant-ignores-switch), "
+        "whatever model it names: a model that changed behind its name.")] = None,
 ) -> None:
     """Serve the reference models over OpenAI-compatible HTTP on 127.0.0.1 until Ctrl-C."""
     from pydantic import ValidationError
@@ -315,14 +254,17 @@ def reference_server(
                         f"{e['msg']}" for e in exc.errors()))
 
     def ready(bound: int) -> None:
-        console.print(f"serving reference models on http://127.0.0.1:{bound}/v1 "
-                      f"(LiteLLM: model='openai/golden', api_base=...); faults: "
+        base = f"http://127.0.0.1:{bound}/v1"
+        console.print(f"serving reference models on {base} (agentsweep run --model "
+                      f"reference-http/golden --api-base {base}); faults: "
                       f"{faults.model_dump_json()}; Ctrl-C stops", markup=False)
 
     try:
-        serve_forever(port, faults, seed, on_ready=ready)
+        serve_forever(port, faults, seed, on_ready=ready, plays=plays)
     except OSError as exc:
         _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+    except ValueError as exc:
+        _fail(f"--plays: {exc}")
     console.print("stopped")
 
 
@@ -335,6 +277,8 @@ def verify_suite(
         "--catalog", help="A folder of domain folders; repeatable.")] = None,
     memory_mode: Annotated[list[str] | None, typer.Option(
         "--memory-mode", help="Default: chat, summary, structured.")] = None,
+    allow_unproven: Annotated[bool, typer.Option(
+        "--allow-unproven", help="Verify a suite that declares no mutant catches too.")] = False,
 ) -> None:
     """Prove the checks: golden passes, each mutant is caught by its declared check."""
     from pipeline.catalog import CatalogError, bundled_suites, load_suites, set_extra_roots
@@ -351,6 +295,10 @@ def verify_suite(
         suites = load_suites(suite or bundled_suites())
     except CatalogError as exc:
         _fail(str(exc))
+    unproven = [s.path for s in suites if not any(x.scenario.catches for x in s.scenarios)]
+    if unproven and not allow_unproven:
+        _fail(f"{unproven[0]}: the suite declares no mutant catches, so verifying it proves "
+              "nothing about its checks (add catches to its scenarios, or --allow-unproven)")
     cells = verify(suites, modes)  # type: ignore[arg-type]
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
     table = Table(title="mutation verification: scenario x mode x reference model")
@@ -511,22 +459,9 @@ def checks_export(
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,
                 title: str | None = None) -> None:
-    if output_format == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
-        sys.stdout.write(buffer.getvalue())
-    elif output_format == "json":
-        records = [dict(zip(columns, row, strict=True)) for row in rows]
-        sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
-    else:
-        table = Table(title=title)
-        for column in columns:
-            table.add_column(column)
-        for row in rows:
-            table.add_row(*("∅" if v is None else str(v) for v in row))
-        console.print(table)
+    from pipeline.tables import print_rows
+
+    print_rows(console, columns, rows, output_format, title)
 
 
 def _fail(message: str) -> None:

@@ -36,3 +36,13 @@ class AgentError(Exception):
         super().__init__(message)
         self.kind: AgentErrorKind = kind
         self.turn = turn
+
+
+ConfigErrorKind = Literal["config_error"]
+CONFIG_ERROR: ConfigErrorKind = "config_error"
+
+
+class ConfigError(Exception):
+    """The provider refused the call as configured (bad key, unknown model, a parameter it does
+    not take): the trial stays incomplete, is never retried and never billed to the agent, and
+    the sweep stops starting new trials (a fix and ``--resume`` runs them)."""

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.attempts import Attempt, RetryBook
+from pipeline.errors import CONFIG_ERROR
 from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
 from pipeline.limits import CallGate, LimiterRef, create_limiters
@@ -360,6 +361,8 @@ class _Execution:
         self.ctx_ref = ray.put(ctx)
         self.in_flight: dict[Any, _Flight] = {}
         self.finished = 0
+        self.stopped = False
+        """A provider refused its configuration: no new trial is started (pipeline.errors)."""
 
     def run(self, source: Iterator[TrialSpec]) -> int:
         clean = False
@@ -368,8 +371,8 @@ class _Execution:
             while True:
                 while (due := self.book.pop_due()) is not None:
                     self._submit(*due)
-                while not exhausted and len(self.in_flight) + self.book.waiting < \
-                        self.max_in_flight:
+                while not exhausted and not self.stopped and \
+                        len(self.in_flight) + self.book.waiting < self.max_in_flight:
                     spec = next(source, None)
                     if spec is None:
                         exhausted = True
@@ -417,6 +420,7 @@ class _Execution:
             self.on_attempt(attempt)
         if attempt.final:
             self.finished += 1
+            self.stopped = self.stopped or result.trial.get("error_kind") == CONFIG_ERROR
             self.on_result(result)
 
     def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:

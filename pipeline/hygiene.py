@@ -58,5 +58,11 @@ def apply() -> None:
         os.environ.setdefault(key, value)
     home = agentsweep_home()
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
-    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("RAY_TMPDIR", "/tmp/agentsweep-ray")
+
+
+def prepare_prefect_home() -> None:
+    """Create Prefect's home only when a flow is about to run (a refused command leaves no
+    trace in AGENTSWEEP_HOME)."""
+    Path(os.environ.get("PREFECT_HOME", str(agentsweep_home() / "prefect"))).mkdir(
+        parents=True, exist_ok=True)

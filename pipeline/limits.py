@@ -75,12 +75,22 @@ def faults_from(config: Any) -> dict[str, FaultProfile]:
 
 
 def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
-    """Model name -> per-call LiteLLM options from ``model_settings`` (``api_base``)."""
+    """Model name -> per-call LiteLLM options from ``model_settings``: ``api_base``, and a
+    placeholder key when the environment has none for the provider (LiteLLM refuses to call
+    an OpenAI-compatible endpoint without one; a local server needs none)."""
+    import os
+
+    from pipeline.preflight import NO_KEY
+
     params: dict[str, dict[str, Any]] = {}
     for item in settings_of(config):
         api_base = _get(item, "api_base")
         if api_base:
-            params[str(_get(item, "name"))] = {"api_base": api_base}
+            name = str(_get(item, "name"))
+            entry: dict[str, Any] = {"api_base": api_base}
+            if not os.environ.get(f"{group_of(name).upper()}_API_KEY"):
+                entry["api_key"] = NO_KEY
+            params[name] = entry
     return params
 
 

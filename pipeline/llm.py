@@ -6,6 +6,7 @@ Retry, rate limiting and recording are written around this, not inside provider 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -13,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pipeline.errors import AgentError, InfraError, InfraErrorKind
+from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.grid import ModelConfig
 from pipeline.models.reference import CALL_TAG_KEY, REFERENCE_ERROR_MARK, REFERENCE_PROVIDER
 from pipeline.redact import redact
@@ -139,6 +140,10 @@ def enforces_schema(litellm: Any, route: ModelRoute) -> bool:
         return False
 
 
+_MISSING_KEY = re.compile(r"Missing credentials|api_key client option must be set|"
+                          r"Invalid API Key|Incorrect API key", re.IGNORECASE)
+"""How a provider says that the key is missing or wrong, whatever the status it sends."""
+
 ModelCallGuard = Callable[[str], AbstractContextManager[object]]
 """Given a model name, a context held around one model call: it may wait (a concurrency
 limit), raise InfraError (an injected fault) and sees the classified error of the call."""
@@ -167,6 +172,10 @@ def classify(litellm: Any, exc: Exception) -> Exception:
     message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
     if isinstance(exc, litellm.ContextWindowExceededError):
         return AgentError("context_limit", message)
+    refused = (litellm.AuthenticationError, litellm.PermissionDeniedError,
+               litellm.NotFoundError, litellm.BadRequestError, litellm.UnsupportedParamsError)
+    if isinstance(exc, refused) or _MISSING_KEY.search(str(exc)):
+        return ConfigError(message)
     table: list[tuple[InfraErrorKind, Any]] = [
         ("rate_limit", litellm.RateLimitError),
         ("timeout", litellm.Timeout),

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+ScriptChannel = Literal["metadata", "body"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class ModelRoute:
     LiteLLM's model table."""
     timeout_s: float | None = None
     """Default per-call timeout for the route; None = the sweep's default."""
+    scripted: ScriptChannel | None = None
+    """A reference model: each call carries the scenario's golden script, in LiteLLM's
+    ``metadata`` (in-process provider) or in the request ``body`` (the reference server)."""
 
 
 RouteResolver = Callable[[str], ModelRoute]
@@ -42,7 +47,14 @@ def _local_route(name: str) -> ModelRoute:
     return local_route(name)
 
 
-_RESOLVERS: dict[str, RouteResolver] = {"local": _local_route}
+def _reference_route(name: str) -> ModelRoute:
+    from pipeline.models.reference import reference_route
+
+    return reference_route(name)
+
+
+_RESOLVERS: dict[str, RouteResolver] = {"local": _local_route, "reference": _reference_route,
+                                        "reference-http": _reference_route}
 
 
 def register_route_resolver(provider: str, resolver: RouteResolver) -> None:

@@ -5,6 +5,7 @@ The Prefect flow in flows/sweep.py only calls these, adding orchestration and ob
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 import time
@@ -252,14 +253,25 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: An
             sink.flush()
 
 
+def new_invocation_id() -> str:
+    return secrets.token_hex(8)
+
+
+def config_json(config: SweepConfig) -> str:
+    """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
+    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
+
+
 def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
-               executed: int) -> None:
+               executed: int | None, invocation_id: str) -> None:
+    """The invocation's ``runs`` row: at its start (``executed`` None, no finish time: a run
+    that never finishes keeps only this one) and again when it finishes."""
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
     writer.write_batch({"runs": [{
         "run_id": sweep_plan.run_id,
-        "invocation_id": secrets.token_hex(8),
+        "invocation_id": invocation_id,
         "started_at": started_at,
-        "finished_at": datetime.now(UTC),
+        "finished_at": None if executed is None else datetime.now(UTC),
         "code_version": code_version(),
         "suite_ids": [s.id for s in sweep_plan.suites],
         "suite_sha256s": [s.sha256 for s in sweep_plan.suites],
@@ -267,10 +279,25 @@ def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
         "memory_modes": list(config.memory_modes),
         "repeats": config.repeats,
         "grid_size": sweep_plan.grid_size,
-        "trials_run": executed,
+        "trials_run": executed or 0,
         "ray_address": config.ray_address,
         "argv": redact(" ".join(sys.argv)),
+        "config_json": config_json(config),
     }]})
+
+
+def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
+    """The grid options the run was started with (its latest invocation), or None."""
+    rows = run_named(root, "run_config", {"run_id": run_id}).rows
+    if not rows or rows[0][0] is None:
+        return None
+    value: dict[str, Any] = json.loads(str(rows[0][0]))
+    return value
+
+
+def run_exists(root: Path, run_id: str) -> bool:
+    """Any row of the run, finished or not (its attempts count)."""
+    return bool(run_named(root, "run_exists", {"run_id": run_id}).rows[0][0])
 
 
 def summarize(root: Path, run_id: str) -> tuple[list[str], list[tuple[Any, ...]]]:

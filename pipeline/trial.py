@@ -15,13 +15,14 @@ from typing import Any
 from pipeline.agent import Agent
 from pipeline.catalog import load_domain
 from pipeline.checks import CHECK_VERSIONS, CheckResult, score
-from pipeline.errors import LIMIT_KINDS, AgentError, InfraError
+from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import LiteLLMClient, ModelClient
 from pipeline.memory import memory_for
-from pipeline.models.reference import REFERENCE_PROVIDER, reference_call_params
+from pipeline.models.reference import reference_call_params
 from pipeline.redact import redact
+from pipeline.routes import resolve_route
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import TrialScores, summarize_trial
 from pipeline.trace import Trace
@@ -46,8 +47,9 @@ class TrialResult:
 
 def model_client_for(spec: TrialSpec) -> ModelClient:
     params: dict[str, Any] = {}
-    if spec.model.provider == REFERENCE_PROVIDER:
-        params.update(reference_call_params(spec.model.name, spec.scenario))
+    route = spec.model.route or resolve_route(spec.model.name)
+    if route.scripted is not None:
+        params.update(reference_call_params(route.scripted, spec.scenario))
     params.update(spec.extra)
     return LiteLLMClient(spec.model, params)
 
@@ -75,6 +77,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         error_kind, error_message = exc.kind, redact(str(exc))
     except InfraError as exc:
         status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
+    except ConfigError as exc:
+        status, error_kind, error_message = "incomplete", CONFIG_ERROR, redact(str(exc))
     finished = datetime.now(UTC)
     if status == "incomplete":
         return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,

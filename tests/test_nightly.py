@@ -138,15 +138,18 @@ def _run_row(run_id: str, started_at: datetime) -> dict[str, Any]:
 def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
     root = tmp_path / "warehouse"
     base, cand = "nightly-a", "nightly-b"
+    edited = [{**_trial(cand, "ED", r, "complete", False), "scenario_sha256": "edited"}
+              for r in range(2)]
     WarehouseWriter(root, base).write_batch({
         "trials": [_trial(base, "V1", r, "complete", True) for r in range(3)]
         + [_trial(base, "C1", r, "complete", r == 0) for r in range(2)]
-        + [_trial(base, "OLD", 0, "complete", True)],
+        + [_trial(base, "OLD", 0, "complete", True)]
+        + [_trial(base, "ED", r, "complete", True) for r in range(2)],
         "runs": [_run_row(base, T0)]})
     WarehouseWriter(root, cand).write_batch({
         "trials": [_trial(cand, "V1", r, "complete", r == 0) for r in range(3)]
         + [_trial(cand, "C1", 0, "complete", True), _trial(cand, "C1", 1, "incomplete", None)]
-        + [_trial(cand, "NEW", 0, "agent_error", False)],
+        + [_trial(cand, "NEW", 0, "agent_error", False)] + edited,
         "runs": [_run_row(cand, T0 + timedelta(days=1))]})
     reports = tmp_path / "reports"
     comparison = write_comparison(root, reports, base, cand)
@@ -158,21 +161,25 @@ def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
             r["candidate_incomplete"]) for r in rows]
     assert got == [
         ("V1", "chat", "3/3 -> 1/3", "regressed", "0"),
+        ("ED", "chat", "2/2 -> 0/2", "changed", "0"),  # an edited scenario is not a regression
         ("OLD", "chat", "1/1 -> -", "dropped", "0"),
         ("NEW", "chat", "- -> 0/1", "new", "0"),
         ("C1", "chat", "1/2 -> 1/1", "improved", "1"),
     ]
-    assert comparison.changes() == {"regressed": 1, "dropped": 1, "new": 1, "improved": 1}
+    assert [r["review"] for r in rows if r["scenario_id"] == "ED"] == ["scenario changed"]
+    assert comparison.changes() == {"regressed": 1, "changed": 1, "dropped": 1, "new": 1,
+                                    "improved": 1}
     assert previous_nightly_run(root, cand) == base
     assert previous_nightly_run(root, base) is None
     with pytest.raises(ValueError, match="no trials"):
         write_comparison(root, reports, "nightly-missing", cand)
 
 
-def test_nightly_flow_sweeps_then_compares_with_the_previous_night(
+def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.nightly import nightly
+    from flows.nightly import NightlyRegression, nightly
+    from pipeline.models.server import start_server
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
@@ -181,23 +188,35 @@ def test_nightly_flow_sweeps_then_compares_with_the_previous_night(
     suite = tmp_path / "f1.jsonl"
     suite.write_text(json.dumps(f1) + "\n", "utf-8")
     spec = tmp_path / "nightly.yaml"
-    spec.write_text("suites: [f1.jsonl]\nmodels: [{name: reference/golden}]\nrepeats: 1\n"
-                    "memory_modes: [chat]\n")
 
-    first = nightly(str(spec), "previous")  # the first night: nothing to compare with
+    def night(plays: str) -> Any:
+        """A night against the reference server, its model behaving as ``plays``."""
+        server = start_server(plays=plays)
+        spec.write_text("suites: [f1.jsonl]\nrepeats: 1\nmemory_modes: [chat]\nmodels:\n"
+                        f"  - name: reference-http/golden\n    api_base: {server.api_base}\n")
+        try:
+            return nightly(str(spec), "previous")
+        finally:
+            server.stop()
+
+    first = night("golden")  # the first night: nothing to compare with
     assert first.run_id.startswith("nightly-") and first.comparison is None
     assert first.sweep.statuses == {"complete": 1}
 
-    # The next night the "agent" books despite the veto (F1's golden now breaks the rule).
-    f1["turns"][1]["golden"].insert(0, {"call": {"name": "reserve_room", "arguments": {
-        "room_id": "amber", "starts_at": "2026-08-07T15:00:00+03:00",
-        "duration_minutes": 60, "attendees": 6}}})
-    suite.write_text(json.dumps(f1) + "\n", "utf-8")
-    second = nightly(str(spec), "previous")
-    assert second.comparison is not None and second.comparison.baseline == first.run_id
-    report = home / "reports" / f"{second.run_id}-vs-{first.run_id}.csv"
-    assert second.comparison.report == report
-    with report.open(newline="") as handle:
+    # The next night the model behind the same name books despite the user's "stop".
+    with pytest.raises(NightlyRegression) as caught:
+        night("mutant-ignores-switch")
+    comparison = caught.value.comparison
+    assert comparison.baseline == first.run_id
+    assert "F1/reference-http/golden/chat 1/1 -> 0/1" in str(caught.value)
+    assert comparison.report is not None and comparison.report.parent == home / "reports"
+    with comparison.report.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["scenario_id"], r["transition"], r["change"]) for r in rows] == [
         ("F1", "1/1 -> 0/1", "regressed")]
+
+    # Then the scenario itself is edited: the change needs a person, it is not a regression.
+    f1["turns"][1]["user"] += " Пожалуйста."
+    suite.write_text(json.dumps(f1, ensure_ascii=False) + "\n", "utf-8")
+    third = night("golden")
+    assert third.comparison is not None and third.comparison.changes() == {"changed": 1}

@@ -22,7 +22,7 @@ def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
 def test_replays_golden_tool_call_then_reply_through_litellm() -> None:
     scenario = _scenario("V1")
     client = LiteLLMClient(ModelConfig("reference/golden"),
-                           reference_call_params("reference/golden", scenario))
+                           reference_call_params("metadata", scenario))
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u1"}]
     first = client.complete(messages, None)
     assert first.finish_reason == "tool_calls"
@@ -51,5 +51,9 @@ def test_provider_is_registered_explicitly_and_refuses_without_script() -> None:
 
 
 def test_unknown_reference_variant_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown reference model"):
-        reference_call_params("reference/nonsense", _scenario("V1"))
+    from pipeline.routes import resolve_route
+
+    for name in ("reference/nonsense", "reference-http/goldne"):
+        with pytest.raises(ValueError, match="unknown reference model"):
+            resolve_route(name)
+    assert resolve_route("reference-http/golden").litellm_model == "openai/golden"

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 SCHEMA_VERSION = 2
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
-checks.check_version (v1 files read on: the new columns are null there)."""
+checks.check_version, runs.config_json (v1 files read on: the new columns are null there)."""
 
 TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
@@ -70,7 +70,8 @@ _TRIAL_KEY = (
 
 RUNS = Table(
     "runs",
-    "One row per invocation of a sweep (a resumed run adds a row with the same run_id).",
+    "One row per invocation of a sweep (a resumed run adds a row with the same run_id); "
+    "written when it starts and again when it finishes (the view keeps the latest).",
     (
         *_KEY,
         _c("invocation_id", pa.string(), "Unique id of this invocation of the run."),
@@ -86,6 +87,8 @@ RUNS = Table(
         _c("trials_run", pa.int64(), "Trials executed by this invocation (resume skips some)."),
         _c("ray_address", pa.string(), "Ray cluster address, null for a local Ray.", nullable=True),
         _c("argv", pa.string(), "Command line of the invocation, secrets redacted."),
+        _c("config_json", pa.string(), "The run's grid options as JSON, secrets redacted "
+           "(a --resume with only --run-id reuses them).", nullable=True),
     ),
 )
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipeline.catalog import CallAction, Scenario
+from pipeline.routes import ModelRoute
 
 REFERENCE_PROVIDER = "reference"
 SCRIPT_KEY = "agentsweep_reference_script"
@@ -98,13 +99,27 @@ def golden_script(scenario: Scenario) -> Script:
     }
 
 
-def reference_call_params(model_name: str, scenario: Scenario) -> dict[str, Any]:
-    """Per-call LiteLLM options that hand the scenario's script to a reference model."""
-    variant = model_name.split("/", 1)[1]
+HTTP_PROVIDER = "reference-http"
+"""``reference-http/<variant>``: the same models behind ``agentsweep reference-server``, reached
+through LiteLLM's real OpenAI path (give the server's ``--api-base``)."""
+
+
+def reference_route(model_name: str) -> ModelRoute:
+    """The route of ``reference/<variant>`` (in-process) or ``reference-http/<variant>``."""
+    provider, _, variant = model_name.partition("/")
     if variant not in REFERENCE_VARIANTS:
         known = ", ".join(f"{REFERENCE_PROVIDER}/{v}" for v in sorted(REFERENCE_VARIANTS))
-        raise ValueError(f"unknown reference model {model_name!r}; known: {known}")
-    return {"metadata": {SCRIPT_KEY: golden_script(scenario)}}
+        raise ValueError(f"unknown reference model {model_name!r}; known: {known} (also as "
+                         f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
+    if provider == HTTP_PROVIDER:
+        return ModelRoute(f"openai/{variant}", {"api_key": "no-key"}, scripted="body")
+    return ModelRoute(model_name, scripted="metadata")
+
+
+def reference_call_params(channel: str, scenario: Scenario) -> dict[str, Any]:
+    """Per-call LiteLLM options that hand the scenario's script to a reference model."""
+    script = {SCRIPT_KEY: golden_script(scenario)}
+    return {"metadata": script} if channel == "metadata" else {"extra_body": script}
 
 
 def position(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]:

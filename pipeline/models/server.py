@@ -74,8 +74,11 @@ class RequestError(Exception):
                           "code": self.code}}
 
 
-def chat_completion(body: dict[str, Any], created: int) -> dict[str, Any]:
-    """The chat.completion answer to one request body (pure). Raises RequestError."""
+def chat_completion(body: dict[str, Any], created: int, plays: str | None = None
+                    ) -> dict[str, Any]:
+    """The chat.completion answer to one request body (pure). Raises RequestError.
+    ``plays``: answer as this variant whatever model the request names (a model that changed
+    behind an unchanged name, for fault drills); the answer still names the requested model."""
     name = body.get("model")
     if not isinstance(name, str) or name not in REFERENCE_VARIANTS:
         raise RequestError(404, f"unknown model {name!r}; served: "
@@ -91,7 +94,7 @@ def chat_completion(body: dict[str, Any], created: int) -> dict[str, Any]:
         raise RequestError(400, f"no script: pass it in the body under {SCRIPT_KEY!r} "
                                 f"(LiteLLM: extra_body={{{SCRIPT_KEY!r}: script}})")
     try:
-        choice = {"index": 0, **answer(name, script, messages, body.get(CALL_TAG_KEY))}
+        choice = {"index": 0, **answer(plays or name, script, messages, body.get(CALL_TAG_KEY))}
     except ReferenceScriptError as exc:
         raise RequestError(400, str(exc)) from None
     prompt_tokens = count_words([messages, body.get("tools") or []])
@@ -133,8 +136,11 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int, faults: FaultProfile, seed: int | None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, plays: str | None = None) -> None:
+        if plays is not None and plays not in REFERENCE_VARIANTS:
+            raise ValueError(f"unknown reference variant {plays!r}")
         super().__init__((HOST, port), _Handler)
+        self.plays = plays
         self.faults = faults
         self.verbose = verbose
         self.stopping = threading.Event()
@@ -230,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
             if not isinstance(body, dict):
                 raise RequestError(400, "the request body must be a JSON object")
-            self._send_json(200, chat_completion(body, int(time.time())))
+            self._send_json(200, chat_completion(body, int(time.time()), self.server.plays))
         except json.JSONDecodeError as exc:
             self._send_error(RequestError(400, f"request body is not JSON: {exc.msg}"))
         except RequestError as exc:
@@ -292,9 +298,9 @@ class ServerHandle:
 
 
 def start_server(port: int = 0, faults: FaultProfile | None = None, seed: int | None = 0,
-                 verbose: bool = False) -> ServerHandle:
+                 verbose: bool = False, plays: str | None = None) -> ServerHandle:
     """Serve on 127.0.0.1:``port`` (0: any free port) in a daemon thread; returns at once."""
-    server = ReferenceHTTPServer(port, faults or NO_FAULTS, seed, verbose)
+    server = ReferenceHTTPServer(port, faults or NO_FAULTS, seed, verbose, plays)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               name=f"reference-server-{server.port}", daemon=True)
     thread.start()
@@ -302,9 +308,10 @@ def start_server(port: int = 0, faults: FaultProfile | None = None, seed: int | 
 
 
 def serve_forever(port: int, faults: FaultProfile | None = None, seed: int | None = 0,
-                  on_ready: Callable[[int], None] | None = None) -> None:
+                  on_ready: Callable[[int], None] | None = None,
+                  plays: str | None = None) -> None:
     """Serve in the foreground until KeyboardInterrupt (Ctrl-C), then close cleanly."""
-    server = ReferenceHTTPServer(port, faults or NO_FAULTS, seed, verbose=True)
+    server = ReferenceHTTPServer(port, faults or NO_FAULTS, seed, verbose=True, plays=plays)
     if on_ready is not None:
         on_ready(server.port)
     try:

@@ -225,7 +225,7 @@ def test_scenario_over_http_matches_in_process_golden(server: ServerHandle) -> N
         assert all(e.input_tokens and e.output_tokens for e in replies)
 
         golden = ModelConfig(name="reference/golden")
-        in_process = _run(LiteLLMClient(golden, reference_call_params(golden.name, scenario)),
+        in_process = _run(LiteLLMClient(golden, reference_call_params("metadata", scenario)),
                           scenario)
         assert in_process.usage.input_tokens is None  # the in-process model reports no usage
         assert _actions(trace) == _actions(in_process), scenario.id

@@ -2,7 +2,9 @@
 -- transition ("3/3 -> 1/3"). n counts final outcomes only (complete, agent_error, limit);
 -- incomplete trials (infrastructure failures) are counted apart and never lower a pass rate.
 -- change: regressed / improved / same (by pass rate k/n), new or dropped (cell in one run
--- only), unknown (no final outcome in one of the runs). Regressions first.
+-- only), unknown (no final outcome in one of the runs), changed (the scenario or the prompt
+-- differs between the runs: the rates are not comparable, a person must review). Regressions
+-- first.
 -- Parameters: $baseline, $candidate (run ids).
 WITH cells AS (
     SELECT
@@ -13,7 +15,9 @@ WITH cells AS (
         memory_mode,
         count(*) FILTER (WHERE passed) AS k,
         count(*) FILTER (WHERE status <> 'incomplete') AS n,
-        count(*) FILTER (WHERE status = 'incomplete') AS incomplete
+        count(*) FILTER (WHERE status = 'incomplete') AS incomplete,
+        string_agg(DISTINCT scenario_sha256, ',' ORDER BY scenario_sha256) AS scenario_sha256,
+        string_agg(DISTINCT prompt_sha256, ',' ORDER BY prompt_sha256) AS prompt_sha256
     FROM trials
     WHERE run_id IN ($baseline, $candidate)
     GROUP BY ALL
@@ -35,12 +39,17 @@ joined AS (
         CASE
             WHEN b.n IS NULL THEN 'new'
             WHEN c.n IS NULL THEN 'dropped'
+            WHEN b.scenario_sha256 <> c.scenario_sha256 OR b.prompt_sha256 <> c.prompt_sha256
+                THEN 'changed'
             WHEN b.n = 0 OR c.n = 0 THEN 'unknown'
             -- compare k_b/n_b with k_c/n_c without division
             WHEN c.k * b.n < b.k * c.n THEN 'regressed'
             WHEN c.k * b.n > b.k * c.n THEN 'improved'
             ELSE 'same'
-        END AS change
+        END AS change,
+        concat_ws(', ',
+            CASE WHEN b.scenario_sha256 <> c.scenario_sha256 THEN 'scenario changed' END,
+            CASE WHEN b.prompt_sha256 <> c.prompt_sha256 THEN 'prompt changed' END) AS review
     FROM b
     FULL OUTER JOIN c
         ON b.scenario_id = c.scenario_id AND b.model = c.model
@@ -57,6 +66,7 @@ SELECT
         AS candidate,
     baseline || ' -> ' || candidate AS transition,
     change,
+    review,
     baseline_k,
     baseline_n,
     candidate_k,
@@ -65,6 +75,6 @@ SELECT
     candidate_incomplete
 FROM joined
 ORDER BY
-    CASE change WHEN 'regressed' THEN 0 WHEN 'unknown' THEN 1 WHEN 'dropped' THEN 2
-        WHEN 'new' THEN 3 WHEN 'improved' THEN 4 ELSE 5 END,
+    CASE change WHEN 'regressed' THEN 0 WHEN 'changed' THEN 1 WHEN 'unknown' THEN 2
+        WHEN 'dropped' THEN 3 WHEN 'new' THEN 4 WHEN 'improved' THEN 5 ELSE 6 END,
     scenario_id, model, prompt_id, memory_mode;

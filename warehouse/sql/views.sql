@@ -20,8 +20,13 @@ SELECT c.*
 FROM checks_all AS c
 SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
 
+-- An invocation writes its row when it starts and again when it finishes: keep the latest.
 CREATE OR REPLACE VIEW runs AS
-SELECT * FROM runs_all;
+SELECT *
+FROM runs_all
+QUALIFY row_number() OVER (
+    PARTITION BY run_id, invocation_id ORDER BY finished_at DESC NULLS LAST
+) = 1;
 
 -- Every execution attempt of a trial (retries, worker deaths, resumed invocations). The final
 -- attempt is the one whose attempt_id the `trials` view holds.

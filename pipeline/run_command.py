@@ -1,0 +1,281 @@
+"""``agentsweep run``: options -> a checked SweepConfig -> the Prefect flow -> what happened.
+
+Every mistake in the options or the catalogs is found before the first trial (``BadInput``,
+exit 2, one line naming the option or the file and field); a run id that exists is continued
+only with ``--resume`` (``--resume --run-id R`` alone reuses R's recorded grid) or extended with
+``--append``; Ctrl-C stops with one line and the resume command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from pipeline import hygiene
+from pipeline.phases import mark
+
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
+                   "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
+                   "run_id": "--run-id", "max_in_flight": "--max-in-flight"}
+
+
+class BadInput(Exception):
+    """An option, spec or catalog mistake: exit 2, nothing ran."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The command line of ``agentsweep run``, as given (None / empty: not given)."""
+
+    suite: list[Path] = field(default_factory=list)
+    catalog: list[Path] = field(default_factory=list)
+    scenario: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    prompt: list[str] = field(default_factory=list)
+    memory_mode: list[str] = field(default_factory=list)
+    repeats: int | None = None
+    api_base: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    run_id: str | None = None
+    resume: bool = False
+    ray_address: str | None = None
+    max_in_flight: int | None = None
+    spec: Path | None = None
+    append: bool = False
+
+    def grid_given(self) -> bool:
+        grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
+                self.memory_mode, self.temperature, self.seed, self.max_in_flight,
+                self.api_base)
+        return any(v not in (None, []) for v in grid)
+
+
+def build_config(options: RunOptions) -> Any:
+    """The SweepConfig the options describe; BadInput for a mistake."""
+    from pipeline.sweep import SweepConfig
+
+    if options.resume and not options.run_id and options.spec is None:
+        raise BadInput("--resume needs --run-id")
+    if options.resume and options.append:
+        raise BadInput("--resume continues a run's own grid; --append adds another: choose one")
+    if options.spec is not None and options.grid_given():
+        raise BadInput("--spec: set suites, scenarios, models, prompts, memory modes, "
+                       "temperature, seed and max in flight in the spec (only --run-id, "
+                       "--resume, --ray-address, --repeats override it)")
+    try:
+        if options.spec is not None:
+            return _from_spec(options)
+        args = _grid_args(options)
+        if options.resume and not options.grid_given() and options.repeats is None:
+            args.update(_recorded_grid(str(options.run_id)))
+        return SweepConfig(**args)
+    except ValidationError as exc:
+        raise BadInput(option_error(exc)) from None
+
+
+def _grid_args(options: RunOptions) -> dict[str, Any]:
+    args: dict[str, Any] = {"suites": options.suite, "resume": options.resume,
+                            "ray_address": options.ray_address,
+                            "warehouse": hygiene.warehouse_root()}
+    for key, value in (("models", options.model), ("scenarios", options.scenario),
+                       ("prompts", options.prompt), ("memory_modes", options.memory_mode),
+                       ("catalogs", [c.resolve() for c in options.catalog]),
+                       ("run_id", options.run_id), ("repeats", options.repeats),
+                       ("temperature", options.temperature), ("seed", options.seed),
+                       ("max_in_flight", options.max_in_flight)):
+        if value not in (None, []):
+            args[key] = value
+    if options.api_base is not None:
+        from pipeline.settings import ModelSettings
+
+        args["model_settings"] = [
+            ModelSettings(name=m, temperature=options.temperature or 0.0, seed=options.seed,
+                          api_base=options.api_base)
+            for m in (options.model or ["reference/golden"])]
+    return args
+
+
+def _from_spec(options: RunOptions) -> Any:
+    from pipeline.spec import load_spec
+
+    assert options.spec is not None
+    config = load_spec(options.spec, hygiene.warehouse_root(), {
+        "run_id": options.run_id, "resume": options.resume or None,
+        "ray_address": options.ray_address, "repeats": options.repeats})
+    if config.resume and "run_id" not in config.model_fields_set:
+        raise BadInput("--resume needs --run-id (or run_id in the spec)")
+    return config
+
+
+def _recorded_grid(run_id: str) -> dict[str, Any]:
+    """``--resume --run-id R`` alone: the grid options R was started with."""
+    from pipeline.sweep import recorded_config
+
+    recorded = recorded_config(hygiene.warehouse_root(), run_id)
+    if recorded is None:
+        raise BadInput(f"--run-id {run_id}: no recorded grid for this run (it never started "
+                       "here, or it is older than this version): give its grid options too")
+    return {k: v for k, v in recorded.items() if k not in ("run_id", "resume")}
+
+
+def option_error(exc: ValidationError) -> str:
+    """A pydantic error about the run's options as one line naming the option."""
+    first = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in first["loc"]]
+    option = OPTION_OF_FIELD.get(loc[0], "--" + loc[0].replace("_", "-")) if loc else "options"
+    value = first.get("input")
+    shown = f" {value!r}" if isinstance(value, str | int | float) else ""
+    return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
+
+
+def check(config: Any, append: bool) -> list[Any]:
+    """Everything about the run that can be known before it starts; returns the routes."""
+    from pipeline.catalog import CatalogError
+    from pipeline.preflight import preflight
+    from pipeline.sweep import load_plan_suites, run_exists
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    try:
+        validate_run_id(config.run_id)
+        if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
+            raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it "
+                           "with --resume, add another grid to it with --append, or choose a "
+                           "new --run-id")
+        suites = load_plan_suites(config)
+        try:
+            models = config.model_configs()
+        except ValueError as exc:
+            if isinstance(exc, ValidationError):
+                raise
+            raise BadInput(f"--model: {exc}") from None
+        preflight(models, suites, config.prompts, config.memory_modes,
+                  {m.name: m.api_base for m in config.model_settings if m.api_base})
+    except ValidationError as exc:
+        raise BadInput(option_error(exc)) from None
+    except (CatalogError, WarehouseError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    return [m.route for m in models if m.route is not None]
+
+
+@dataclass
+class Terminal:
+    out: Console
+    err: Console
+
+
+def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
+    """Run the checked config; the exit code."""
+    if config.resume and _nothing_left(config, terminal):
+        return 0
+    from pipeline import stack
+
+    attached = None if config.ray_address else stack.attach()
+    if attached is not None:
+        config = config.model_copy(update={"ray_address": attached.ray_address})
+    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
+                          terminal=terminal)
+    mark("starting the Prefect flow")
+    hygiene.prepare_prefect_home()
+    from flows.sweep import sweep_flow
+
+    where = ("the local stack (agentsweep up)" if attached else
+             f"Ray at {config.ray_address}" if config.ray_address else
+             "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
+    terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {where}")
+    try:
+        outcome = sweep_flow(config)
+    except KeyboardInterrupt:
+        terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
+                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    mark("done")
+    return report(config, outcome, terminal)
+
+
+def report(config: Any, outcome: Any, terminal: Terminal) -> int:
+    from pipeline.tables import print_rows, print_summary
+
+    print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
+                  f"pass rate, run {outcome.run_id}")
+    statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
+    terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
+                       f"({statuses}); skipped {outcome.skipped} already final")
+    _print_reasons(config.warehouse, outcome.run_id, terminal, print_rows)
+    refused = _config_error(config.warehouse, outcome.run_id)
+    if refused is not None:
+        terminal.err.print(f"error: the provider refused the configuration: {refused}; no new "
+                           f"trial was started. Fix it, then: agentsweep run --run-id "
+                           f"{outcome.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    incomplete = outcome.statuses.get("incomplete", 0)
+    if incomplete:
+        terminal.err.print(f"{incomplete} trial(s) incomplete (infrastructure errors); "
+                           f"continue with: agentsweep run --run-id {outcome.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _print_reasons(root: Path, run_id: str, terminal: Terminal, print_rows: Any) -> None:
+    from warehouse.query import run_named
+
+    reasons = run_named(root, "failure_reasons", {"run_id": run_id})
+    if reasons.rows:
+        print_rows(terminal.out, reasons.columns, reasons.rows, "table",
+                   title="why trials did not pass (most frequent first)")
+
+
+def _config_error(root: Path, run_id: str) -> str | None:
+    from warehouse.query import run_named
+
+    rows = run_named(root, "config_errors", {"run_id": run_id}).rows
+    return str(rows[0][0]) if rows else None
+
+
+def _nothing_left(config: Any, terminal: Terminal) -> bool:
+    """A resume with every trial already final: say so and stop, starting neither Prefect nor
+    Ray (nothing would run; no flow run or runs row is recorded for it)."""
+    from pipeline.sweep import plan, summarize
+    from pipeline.tables import print_summary
+
+    sweep_plan = plan(config)
+    if sweep_plan.pending:
+        return False
+    columns, rows = summarize(config.warehouse, sweep_plan.run_id)
+    print_summary(terminal.out, columns, rows, f"pass rate, run {sweep_plan.run_id}")
+    terminal.out.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
+                       f"{sweep_plan.skipped} already final")
+    return True
+
+
+def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal) -> None:
+    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
+    from pipeline import local
+    from pipeline.local.commands import runtime_installed
+
+    try:
+        if local_ray:
+            local.prepare(routes, progress=lambda text: terminal.out.print(text, markup=False))
+        elif any(r.node_service for r in routes) and not runtime_installed():
+            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
+    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
+        raise BadInput(str(exc)) from None
+
+
+def main(options: RunOptions, terminal: Terminal) -> int:
+    mark("checking the inputs")
+    try:
+        config = build_config(options)
+        routes = check(config, options.append)
+        return execute(config, routes, terminal)
+    except BadInput as exc:
+        terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT

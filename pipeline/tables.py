@@ -1,0 +1,64 @@
+"""Tables for the terminal (and CSV / JSON for pipes): they fit the width, never cut a value.
+
+The width is the terminal's, else ``COLUMNS``, else 200 when output is piped. Cells wrap
+instead of being truncated (a model name is never cut to ``referenc…``). A summary drops the
+columns whose value is the same on every row and says them once in the title.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+PIPED_WIDTH = 200
+
+
+def make_console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 20 else None
+    if width is None and not stream.isatty():
+        width = PIPED_WIDTH
+    return Console(stderr=stderr, width=width)
+
+
+def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+               output_format: str, title: str | None = None) -> None:
+    if output_format == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        sys.stdout.write(buffer.getvalue())
+    elif output_format == "json":
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
+    else:
+        table = Table(title=title)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*("∅" if v is None else str(v) for v in row))
+        console.print(table)
+
+
+def print_summary(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                  title: str) -> None:
+    """Rows with the columns that never vary said once in the title (when rows > 1)."""
+    keep = list(range(len(columns)))
+    constant: list[str] = []
+    if len(rows) > 1:
+        keep = [i for i in range(len(columns)) if len({str(r[i]) for r in rows}) > 1
+                or columns[i] in ("k", "n", "pass_rate")]
+        constant = [f"{columns[i]} {rows[0][i]}" for i in range(len(columns)) if i not in keep]
+    shown_title = title + (f" ({', '.join(constant)})" if constant else "")
+    print_rows(console, [columns[i] for i in keep], [[r[i] for i in keep] for r in rows],
+               "table", title=shown_title)

@@ -1,0 +1,128 @@
+"""A user's first hour: every mistake is caught before the first trial, with exit 2, one line
+naming the option or the file, no traceback and nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MEETING_SUITE
+from test_catalog_roots import make_domain
+
+from pipeline.sweep import SweepConfig, config_json
+from warehouse.writer import WarehouseWriter
+
+BIN = Path(sys.executable).parent
+
+
+def _agentsweep(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("PREFECT_", "RAY_")) and not k.endswith("_API_KEY")}
+    clean.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", **env)
+    return subprocess.run([str(BIN / "agentsweep"), *args], env=clean, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def _refused(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+RUN = ("run", "--suite", str(MEETING_SUITE), "--repeats", "1")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("--model", "reference/goldne"), ("--model", "unknown reference model 'reference/goldne'")),
+    (("--model", "openai/gpt-4o-mini"), ("--model openai/gpt-4o-mini", "OPENAI_API_KEY")),
+    (("--model", "opena/gpt-4o"), ("--model opena/gpt-4o", "no provider")),
+    (("--model", "local/gpt-5"), ("unknown local model 'local/gpt-5'",)),
+    (("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"), ("not reachable",)),
+    (("--prompt", "nosuch"), ("--prompt nosuch", "no prompt 'nosuch'", "it has: default")),
+    (("--memory-mode", "chats"), ("--memory-mode 'chats'", "'chat', 'summary' or 'structured'")),
+    (("--temperature", "-1"), ("--temperature",)),
+    (("--scenario", "Z9"), ("Z9",)),
+])
+def test_a_mistake_in_the_options_is_one_line_and_nothing_runs(
+        tmp_path: Path, args: tuple[str, ...], words: tuple[str, ...]) -> None:
+    home = tmp_path / "home"
+    _refused(_agentsweep(home, *RUN, *args), *words)
+    assert not home.exists()  # nothing written, not even Prefect's home
+
+
+def test_structured_mode_for_a_domain_without_a_state_schema(tmp_path: Path) -> None:
+    suite = make_domain(tmp_path / "elsewhere")
+    result = _agentsweep(tmp_path / "home", "run", "--catalog", str(suite.parents[2]),
+                         "--suite", str(suite), "--memory-mode", "structured")
+    _refused(result, "--memory-mode structured", "helpdesk has no state.schema.json")
+
+
+def test_a_broken_domain_file_is_named_with_its_line(tmp_path: Path) -> None:
+    suite = make_domain(tmp_path / "elsewhere")
+    tools = suite.parents[1] / "tools.json"
+    tools.write_text(tools.read_text().replace('"kind": "read"', '"kind": "peek"'))
+    result = _agentsweep(tmp_path / "home", "run", "--catalog", str(suite.parents[2]),
+                         "--suite", str(suite))
+    _refused(result, f"{tools}:", "tools.0.kind")
+
+
+def test_an_expectation_naming_no_real_argument(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()]
+    rows[1]["expectations"]["argument_constraints"][0]["argument"] = "capacty"
+    suite = tmp_path / "typo.jsonl"
+    suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    result = _agentsweep(tmp_path / "home", "run", "--suite", str(suite))
+    _refused(result, f"{suite}:2:", "expectations.argument_constraints.0.argument",
+             "'capacty' is not a parameter")
+
+
+def test_verify_suite_refuses_a_suite_that_proves_nothing(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()][:2]
+    for row in rows:
+        row.pop("catches", None)
+    suite = tmp_path / "unproven.jsonl"
+    suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    _refused(_agentsweep(tmp_path / "home", "verify-suite", "--suite", str(suite)),
+             "declares no mutant catches", "--allow-unproven")
+    allowed = _agentsweep(tmp_path / "home", "verify-suite", "--suite", str(suite),
+                          "--allow-unproven", "--memory-mode", "chat")
+    assert "cells" in allowed.stdout, allowed.stdout + allowed.stderr
+
+
+def _recorded_run(home: Path, run_id: str) -> None:
+    """A finished run of one trial (V1, chat, golden) as the warehouse would hold it."""
+    from pipeline.sweep import plan
+    from pipeline.trial import RunContext, run_trial
+
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
+                         repeats=1, run_id=run_id, warehouse=home / "warehouse")
+    (spec,) = plan(config).pending
+    result = run_trial(spec, RunContext(run_id, "test"))
+    writer = WarehouseWriter(home / "warehouse", run_id)
+    writer.write_batch({"trials": [result.trial], "events": result.events,
+                        "checks": result.checks})
+    from datetime import UTC, datetime
+
+    writer.write_batch({"runs": [{
+        "run_id": run_id, "invocation_id": "i1", "started_at": datetime.now(UTC),
+        "finished_at": datetime.now(UTC), "code_version": "test", "suite_ids": ["x"],
+        "suite_sha256s": ["x"], "models": ["reference/golden"], "memory_modes": ["chat"],
+        "repeats": 1, "grid_size": 1, "trials_run": 1, "argv": "test",
+        "config_json": config_json(config)}]})
+
+
+def test_a_run_id_is_never_silently_reused_and_resume_reuses_its_grid(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _recorded_run(home, "taken")
+    _refused(_agentsweep(home, *RUN, "--run-id", "taken"), "--run-id taken",
+             "already exists", "--resume", "--append")
+    resumed = _agentsweep(home, "run", "--run-id", "taken", "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "grid 1 trials; executed 0 (none); skipped 1 already final" in resumed.stdout
