@@ -8,6 +8,8 @@ only with ``--resume`` (``--resume --run-id R`` alone reuses R's recorded grid) 
 
 from __future__ import annotations
 
+import logging
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,14 +192,25 @@ def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
              f"Ray at {config.ray_address}" if config.ray_address else
              "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
     terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {where}")
+    previous = signal.signal(signal.SIGINT, _quiet_interrupt)
     try:
         outcome = sweep_flow(config)
     except KeyboardInterrupt:
         terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
                            f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
         return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
     mark("done")
     return report(config, outcome, terminal)
+
+
+def _quiet_interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C: Prefect's own "crash detected" lines are not news (we print one line and the
+    resume command); then the usual KeyboardInterrupt."""
+    for name in ("prefect", "prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    signal.default_int_handler(signum, frame)
 
 
 def report(config: Any, outcome: Any, terminal: Terminal) -> int:

@@ -126,3 +126,45 @@ def test_a_run_id_is_never_silently_reused_and_resume_reuses_its_grid(tmp_path: 
     resumed = _agentsweep(home, "run", "--run-id", "taken", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "grid 1 trials; executed 0 (none); skipped 1 already final" in resumed.stdout
+
+
+SLOW_SPEC = """suites: ["{suite}"]
+scenarios: [V1, F1]
+models:
+  - name: reference/golden
+    faults: {{latency_ms: 300}}
+memory_modes: [chat]
+repeats: 6
+max_in_flight: 2
+batch_size: 2
+"""
+
+
+def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    home = tmp_path / "home"
+    spec = tmp_path / "slow.yaml"
+    spec.write_text(SLOW_SPEC.format(suite=MEETING_SUITE))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    clean.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0")
+    driver = subprocess.Popen([str(BIN / "agentsweep"), "run", "--spec", str(spec),
+                               "--run-id", "stopped"], env=clean, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    trials = home / "warehouse" / "trials" / "run_id=stopped"
+    deadline = time.monotonic() + 120
+    while not list(trials.glob("*.parquet")):
+        assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()
+        time.sleep(0.2)
+    interrupted = time.monotonic()
+    driver.send_signal(signal.SIGINT)
+    _, err = driver.communicate(timeout=60)
+    assert time.monotonic() - interrupted < 10  # Ray's shutdown included
+    assert driver.returncode == 130
+    assert err.strip().splitlines() == [
+        "interrupted: what finished is saved; continue with: agentsweep run --run-id stopped "
+        "--resume"]
+    resumed = _agentsweep(home, "run", "--run-id", "stopped", "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "grid 12 trials" in resumed.stdout and "skipped" in resumed.stdout
