@@ -297,7 +297,8 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         try:
             ray.init(num_cpus=num_cpus, include_dashboard=False,
                      object_store_memory=object_store_bytes,
-                     _temp_dir=os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"), **common)
+                     _temp_dir=os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"),
+                     **common)
         finally:
             for key, value in saved.items():
                 if value is None:

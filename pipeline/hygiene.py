@@ -6,6 +6,7 @@ user already set win, except the switches that stop traffic to outside addresses
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -58,7 +59,9 @@ def apply() -> None:
         os.environ.setdefault(key, value)
     home = agentsweep_home()
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
-    os.environ.setdefault("RAY_TMPDIR", "/tmp/agentsweep-ray")
+    # Ray's sockets live under its temp dir (paths must stay short): one per home, not shared.
+    tag = hashlib.sha256(str(home).encode()).hexdigest()[:10]
+    os.environ.setdefault("RAY_TMPDIR", f"/tmp/agentsweep-ray-{tag}")
 
 
 def prepare_prefect_home() -> None:

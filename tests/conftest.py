@@ -5,7 +5,9 @@ The environment is set at import time, before anything imports Ray, Prefect or L
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 _HOME = Path(tempfile.mkdtemp(prefix="agentsweep-test-home-"))
+atexit.register(shutil.rmtree, _HOME, True)  # no home left behind
 os.environ["AGENTSWEEP_HOME"] = str(_HOME)
 os.environ.pop("RAY_ADDRESS", None)
 os.environ.pop("PREFECT_API_URL", None)

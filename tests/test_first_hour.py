@@ -168,3 +168,38 @@ def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Pat
     resumed = _agentsweep(home, "run", "--run-id", "stopped", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "grid 12 trials" in resumed.stdout and "skipped" in resumed.stdout
+
+
+def test_the_readme_reference_server_recipe_works_as_written(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    server = subprocess.Popen([str(BIN / "agentsweep"), "reference-server", "--port", str(port)],
+                              env=clean, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        home = tmp_path / "home"
+        run = _agentsweep(home, "run", "--model", "reference-http/golden", "--api-base",
+                          f"http://127.0.0.1:{port}/v1", "--suite", str(MEETING_SUITE),
+                          "--scenario", "V1", "--memory-mode", "chat", "--repeats", "1",
+                          "--run-id", "recipe")
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "1/1" in run.stdout
+        usage = _agentsweep(home, "sql", "--format", "csv",
+                            "select model_version, input_tokens > 0 from trials")
+        assert usage.stdout.splitlines()[1] == "golden-2026-11,True"
+    finally:
+        server.terminate()
+        server.wait(10)
