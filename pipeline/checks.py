@@ -9,6 +9,7 @@ violation.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,7 +22,8 @@ from pipeline.catalog import (
     Scenario,
     load_domain,
 )
-from pipeline.catalog.models import FreshCall, RequiredTool, Turn
+from pipeline.catalog.models import FreshCall, RequiredTool, Turn, phrasings
+from pipeline.memory import SUMMARY_SCAFFOLD
 from pipeline.trace import Event
 
 CheckKind = Literal[
@@ -40,9 +42,12 @@ ranks before it."""
 CHECKS_VERSION = 2
 CHECK_VERSIONS: dict[CheckKind, int] = {
     # 2: calls the sandbox refused no longer count as actions (only the journal does);
-    # checks about turns a dialog ended by an agent error never reached no longer apply
+    # checks about turns a dialog ended by an agent error never reached no longer apply;
+    # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
+    # claims (the domains' claims.py). summary_term 3: phrasings, and only the summary's own
+    # text (not a copy of its update request)
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 2, "said_vs_done": 1,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 2,
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
@@ -269,20 +274,34 @@ def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[Chec
     return results
 
 
+def own_text(summary: str) -> str:
+    """The summary without the parts that repeat its update request (a small model often
+    copies "Previous summary:", "Dialog so far:" or "New user message:" with what follows):
+    only what the memory itself says counts."""
+    paragraphs = re.split(r"\n\s*\n", summary)
+    kept = [p for p in paragraphs if not p.lstrip().startswith(SUMMARY_SCAFFOLD)]
+    return "\n\n".join(kept)
+
+
 def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
-    text = (summary or "").casefold()
+    text = own_text(summary or "").casefold()
     results = []
     for phrase in turn.summary_requires:
-        ok = phrase.casefold() in text
-        results.append(CheckResult(f"summary:requires:{phrase}@{turn_no}", "summary_term", ok,
+        ways = phrasings(phrase)
+        found = next((w for w in ways if w.casefold() in text), None)
+        ok = found is not None
+        results.append(CheckResult(f"summary:requires:{ways[0]}@{turn_no}", "summary_term", ok,
                                    None if ok else turn_no, None if ok else 0,
-                                   f"summary {'keeps' if ok else 'lost'} {phrase!r}", "state"))
+                                   f"summary keeps {found!r}" if ok else
+                                   f"summary lost {' / '.join(map(repr, ways))}", "state"))
     for phrase in turn.summary_forbids:
-        ok = phrase.casefold() not in text
-        results.append(CheckResult(f"summary:forbids:{phrase}@{turn_no}", "summary_term", ok,
+        ways = phrasings(phrase)
+        found = next((w for w in ways if w.casefold() in text), None)
+        ok = found is None
+        results.append(CheckResult(f"summary:forbids:{ways[0]}@{turn_no}", "summary_term", ok,
                                    None if ok else turn_no, None if ok else 0,
-                                   f"summary {'has no' if ok else 'still has'} {phrase!r}",
-                                   "state"))
+                                   f"summary has no {ways[0]!r}" if ok else
+                                   f"summary still has {found!r}", "state"))
     return results
 
 
@@ -323,11 +342,28 @@ def script_of(text: str) -> str | None:
     counts = {"cyrillic": 0, "latin": 0, "other": 0}
     for char in text:
         if char.isalpha():
-            counts["cyrillic" if "\u0400" <= char <= "\u04ff" else
-                   "latin" if char.isascii() else "other"] += 1
+            counts[_alphabet(char)] += 1
     if sum(counts.values()) < MIN_LETTERS:
         return None
     return max(counts, key=lambda k: counts[k])
+
+
+LANGUAGE_SHARE = 0.25
+"""A reply in the user's language has at least this share of its letters in the user's
+alphabet: Russian prose around a table of English names passes (about 40%), an English reply
+quoting one Russian word does not (under 10%)."""
+
+
+def _alphabet(char: str) -> str:
+    return "cyrillic" if "\u0400" <= char <= "\u04ff" else "latin" if char.isascii() else "other"
+
+
+def script_share(text: str, alphabet: str) -> float | None:
+    """Share of ``text``'s letters in ``alphabet``; None when it has too few letters."""
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < MIN_LETTERS:
+        return None
+    return sum(_alphabet(c) == alphabet for c in letters) / len(letters)
 
 
 def language_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
@@ -337,13 +373,14 @@ def language_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
     if wanted is None or reply is None:
         return None
     step, text = reply
-    actual = script_of(text)
-    if actual is None:
+    share = script_share(text, wanted)
+    if share is None:
         return None
-    ok = actual == wanted
+    ok = share >= LANGUAGE_SHARE
     return CheckResult(f"reply_language@{turn_no}", "reply_language", ok,
                        None if ok else turn_no, None if ok else step,
-                       f"reply is {actual}, the user writes {wanted}", "response")
+                       f"{share:.0%} of the reply's letters are {wanted}, as the user writes "
+                       f"(at least {LANGUAGE_SHARE:.0%} wanted)", "response")
 
 
 def said_vs_done_check(events: Sequence[Event], calls: list[Call], domain: Domain

@@ -185,6 +185,8 @@ def report(
     name: Annotated[str, typer.Argument(help="summary, matrix or first_violations")],
     run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+    limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "
+                                                   "all).")] = 200,
 ) -> None:
     """Print a named report (a .sql file in warehouse/sql/) for one run."""
     from warehouse.query import run_named
@@ -194,7 +196,11 @@ def report(
     if output_format not in ("table", "csv", "json"):
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
     result = run_named(hygiene.warehouse_root(), name, {"run_id": run_id})
-    _print_rows(result.columns, result.rows, output_format, title=f"{name}, run {run_id}")
+    rows = result.rows if output_format != "table" else result.rows[:limit]
+    _print_rows(result.columns, rows, output_format, title=f"{name}, run {run_id}")
+    if len(rows) < len(result.rows):
+        console.print(f"... {len(result.rows) - len(rows)} more rows (--limit N, or --format "
+                      "csv for all)")
 
 
 @app.command()

@@ -24,6 +24,10 @@ from pipeline.catalog import Domain
 from pipeline.errors import AgentError
 from pipeline.llm import ModelClient, ModelReply
 
+SUMMARY_SCAFFOLD = ("Previous summary:", "Dialog so far:", "New user message:",
+                    "Write the updated summary")
+"""The headings of the summary update request; a summary that copies them copied the request."""
+
 SUMMARY_PROMPT = """You update a running summary of a user's request. You are not the
 assistant: never answer the user, never offer help. Write the summary in the language of the
 user's messages, as at most three short sentences: what the user wants now, with every current
@@ -115,9 +119,10 @@ class SummaryMemory:
 
     def update(self, turn: int, user_text: str, messages: list[dict[str, Any]],
                model: ModelClient, record: MemoryRecorder) -> None:
-        parts = [f"Previous summary:\n{self.summary}" if self.summary else "",
-                 f"Dialog so far:\n{_dialog_text(messages)}" if messages else "",
-                 f"New user message:\n{user_text}", "Write the updated summary."]
+        previous, dialog, new, ask = SUMMARY_SCAFFOLD
+        parts = [f"{previous}\n{self.summary}" if self.summary else "",
+                 f"{dialog}\n{_dialog_text(messages)}" if messages else "",
+                 f"{new}\n{user_text}", f"{ask}."]
         request = [{"role": "system", "content": SUMMARY_PROMPT},
                    {"role": "user", "content": "\n\n".join(p for p in parts if p)}]
         reply = model.complete(request, None, purpose="summary", turn=turn)

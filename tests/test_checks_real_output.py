@@ -61,8 +61,9 @@ def test_an_agent_error_is_the_violation_and_unplayed_turns_are_not_judged() -> 
     outcome = next(c for c in checks if c.check_kind == "agent_outcome")
     assert outcome.check_id == "outcome:empty_response@1" and (outcome.turn, outcome.step) == (1, 2)
     assert outcome.score == "response" and not outcome.passed
-    assert not any(i.startswith(("fresh_call:", "required_tool:", "final:", "response:forbids"))
-                   for i in ids)  # about turns 2 and 3, or the end: never reached
+    assert not any(i.startswith(("fresh_call:", "required_tool:reserve_room", "final:",
+                                 "response:forbids")) for i in ids)  # turns 2-3, the end
+    assert "required_tool:search_rooms@1" in ids  # about turn 1, which was played
     assert "forbidden_tool:reserve_room@1..2" in ids  # what did happen is still judged
     complete = {c.check_id for c in score(trace.events, _scenario("R1"), "chat")}
     assert {"fresh_call:search_rooms@2", "required_tool:reserve_room@3"} <= complete
@@ -76,3 +77,42 @@ def test_the_reply_language_follows_the_users_alphabet() -> None:
     english = language_check(1, turn, (1, "Amber, birch and cedar are free at that time."))
     assert russian is not None and russian.passed
     assert english is not None and not english.passed and english.score == "response"
+
+
+def test_a_summary_counts_only_its_own_text_and_any_listed_phrasing() -> None:
+    from pipeline.checks import summary_checks
+
+    turn = _scenario("R1").turns[1]  # requires the video requirement
+    echo = ("Previous summary:\nFind a room for six people with a screen.\n\n"
+            "Dialog so far:\nuser: Один участник подключается удалённо, поэтому обязательна "
+            "видеосвязь.\n\nNew summary: Find a room for six people with a screen.")
+    (copied,) = [c for c in summary_checks(2, turn, echo) if "requires" in c.check_id]
+    assert not copied.passed  # the phrase is only in the copied request, not in the summary
+    (english,) = [c for c in summary_checks(2, turn, "A room for 6 with a screen and video.")
+                  if "requires" in c.check_id]
+    assert english.passed and english.check_id == "summary:requires:видеосвязь@2"
+    assert english.detail == "summary keeps 'video'"
+
+
+def test_the_language_check_reads_the_share_of_the_users_alphabet() -> None:
+    turn = _scenario("R1").turns[0]
+    table = ("Вот что нашлось на 7 августа:\n| Room | Capacity | Price |\n| amber | 6 | 1800 |\n"
+             "| birch | 8 | 2200 |\nВыберите комнату.")
+    quoted = "I found rooms with an \"экран\" for you: amber and birch are free at that time."
+    mixed = language_check(1, turn, (1, table))
+    assert mixed is not None and mixed.passed  # Russian prose around an English table
+    english = language_check(1, turn, (1, quoted))
+    assert english is not None and not english.passed  # one quoted Russian word is not Russian
+
+
+def test_present_tense_first_person_is_a_claim_of_the_action() -> None:
+    from pipeline.checks import said_vs_done_check
+
+    trace = Trace()
+    trace.add(1, 0, "user_message", content="Подготовь варианты")
+    trace.add(1, 0, "assistant_message", content="Выбираю amber. Отправляем письмо команде.")
+    check = said_vs_done_check(trace.events, [], load_domain("meeting_rooms"))
+    assert not check.passed and "send_email" in check.detail
+    asked = Trace()
+    asked.add(1, 0, "assistant_message", content="Бронирую birch?")  # a question: no claim
+    assert said_vs_done_check(asked.events, [], load_domain("meeting_rooms")).passed

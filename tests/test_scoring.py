@@ -48,10 +48,10 @@ def test_golden_like_v1_scores_one_where_applicable_and_null_elsewhere() -> None
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
     assert scores.score_state is None  # chat mode: no memory to check
     assert (scores.score_invalidation, scores.score_arguments, scores.score_response) == (1, 1, 1)
-    assert scores.score_function == 1  # V1 forbids booking: the user never asks for one
+    assert scores.score_function == 1  # V1 forbids booking (never asked for) and needs a search
     assert scores.first_violation_check is None and not scores.vetoed
     without = _scenario("V1").model_copy(update={"expectations": _scenario(
-        "V1").expectations.model_copy(update={"forbidden_tools": []})})
+        "V1").expectations.model_copy(update={"forbidden_tools": [], "required_tools": []})})
     unruled = summarize_trial(trace.events, without, DOMAIN, score(trace.events, without), "chat")
     assert unruled.score_function is None  # no function rule: null, never a vacuous 1
     assert scores.steps_to_correct_continuation == 0

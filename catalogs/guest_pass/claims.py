@@ -13,6 +13,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
         "create_pass",
         r"\b(?P<verb>(?:оформил|создал|заказал)[аи]?)" + ANY_WORDS % 3 + r"пропуск",
+        r"\b(?P<verb>(?:оформля|заказыва)(?:ю|ем))" + ANY_WORDS % 3 + r"пропуск",
         r"\bпропуск\w*" + ANY_WORDS % 8
         + r"(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)\b",
         r"\b(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)" + ANY_WORDS % 2

@@ -13,6 +13,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
         "reserve_room",
         r"\b(?P<verb>(?:за)?бронировал[аи]?)\b",
+        r"\b(?P<verb>(?:за)?брониру(?:ю|ем))\b",  # "бронирую birch": the action, said as done
         r"\b(?P<verb>забронирован[аоы]?)\b",
         r"\b(?P<verb>зарезервирова(?:л[аи]?|н[аоы]?))\b",
         r"\b(?:бронь|бронирование)" + ANY_WORDS % 4
@@ -29,6 +30,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
         "send_email",
         r"\b(?P<verb>(?:отправил|выслал)[аи]?)\b",
+        r"\b(?P<verb>(?:отправля|высыла)(?:ю|ем))\b",  # "отправляем письмо команде"
         r"\b(?:письмо|приглашение|сообщение)" + ANY_WORDS % 4
         + r"(?P<verb>(?:отправлен|выслан)[аоы]?)\b",
         r"\b(?P<verb>(?:отправлен|выслан)[аоы]?)\s+(?:письмо|приглашение|сообщение)\b",

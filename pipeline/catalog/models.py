@@ -39,6 +39,12 @@ GoldenAction = CallAction | ReplyAction
 
 
 Clarification = Literal["allowed", "forbidden", "required"]
+Phrase = str | list[str]
+"""A phrase, or one meaning in several phrasings (a list; the first names the check)."""
+
+
+def phrasings(phrase: Phrase) -> list[str]:
+    return [phrase] if isinstance(phrase, str) else list(phrase)
 
 
 class Turn(Strict):
@@ -55,13 +61,15 @@ class Turn(Strict):
         description="Golden structured state after this user message (structured mode); "
         "validated against the domain's state schema. Its leaf values are checked.",
     )
-    summary_requires: list[str] = Field(
+    summary_requires: list[Phrase] = Field(
         default_factory=list,
-        description="Phrases the summary after this turn must contain (case-insensitive).",
+        description="Phrases the summary after this turn must contain (case-insensitive); a "
+        "list is one requirement said in several ways (any of them).",
     )
-    summary_forbids: list[str] = Field(
+    summary_forbids: list[Phrase] = Field(
         default_factory=list,
-        description="Phrases the summary after this turn must not contain (case-insensitive).",
+        description="Phrases the summary after this turn must not contain (case-insensitive); "
+        "a list is one prohibition said in several ways (none of them).",
     )
     clarification: Clarification = Field(
         default="allowed",
