@@ -23,7 +23,7 @@ from pipeline.catalog import (
     load_domain,
 )
 from pipeline.catalog.models import FreshCall, RequiredTool, Turn, phrasings
-from pipeline.memory import SUMMARY_SCAFFOLD
+from pipeline.memory import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
 from pipeline.trace import Event
 
 CheckKind = Literal[
@@ -280,7 +280,9 @@ def own_text(summary: str) -> str:
     only what the memory itself says counts."""
     paragraphs = re.split(r"\n\s*\n", summary)
     kept = [p for p in paragraphs if not p.lstrip().startswith(SUMMARY_SCAFFOLD)]
-    return "\n\n".join(kept)
+    lines = [line for p in kept for line in p.splitlines()
+             if not line.lstrip().startswith(DIALOG_LINE_PREFIXES)]
+    return "\n".join(lines)
 
 
 def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
@@ -349,20 +351,39 @@ def script_of(text: str) -> str | None:
 
 
 LANGUAGE_SHARE = 0.25
-"""A reply in the user's language has at least this share of its letters in the user's
-alphabet: Russian prose around a table of English names passes (about 40%), an English reply
-quoting one Russian word does not (under 10%)."""
+"""A reply in the user's language has at least this share of its prose letters (tables, code
+and JSON left out) in the user's alphabet: Russian prose around English room names passes, an
+English reply quoting one Russian word does not (under 10%)."""
 
 
 def _alphabet(char: str) -> str:
     return "cyrillic" if "\u0400" <= char <= "\u04ff" else "latin" if char.isascii() else "other"
 
 
+_MARKUP = re.compile(r"```.*?(?:```|$)|<[^<>]{1,40}>|^\s*\|.*$", re.DOTALL | re.MULTILINE)
+
+
+def prose_of(text: str) -> str:
+    """``text`` without what is not prose: code fences, tags, table rows, JSON objects."""
+    text = _MARKUP.sub(" ", text)
+    out, depth = [], 0
+    for char in text:
+        depth += char == "{"
+        if depth == 0:
+            out.append(char)
+        depth = max(0, depth - (char == "}"))
+    return "".join(out)
+
+
 def script_share(text: str, alphabet: str) -> float | None:
-    """Share of ``text``'s letters in ``alphabet``; None when it has too few letters."""
-    letters = [c for c in text if c.isalpha()]
-    if len(letters) < MIN_LETTERS:
+    """Share of the prose letters of ``text`` in ``alphabet``: 0 when a reply with letters has
+    no prose at all (a JSON blob is no answer in any language); None when it has too few
+    letters to tell."""
+    if sum(c.isalpha() for c in text) < MIN_LETTERS:
         return None
+    letters = [c for c in prose_of(text) if c.isalpha()]
+    if len(letters) < MIN_LETTERS:
+        return 0.0
     return sum(_alphabet(c) == alphabet for c in letters) / len(letters)
 
 

@@ -103,6 +103,9 @@ def test_the_language_check_reads_the_share_of_the_users_alphabet() -> None:
     assert mixed is not None and mixed.passed  # Russian prose around an English table
     english = language_check(1, turn, (1, quoted))
     assert english is not None and not english.passed  # one quoted Russian word is not Russian
+    blob = '<tool_response>{"rooms": [{"id": "amber", "features": ["экран", "видеосвязь"]}]}'
+    json_only = language_check(1, turn, (1, blob + "</tool_response>"))
+    assert json_only is not None and not json_only.passed  # no prose: no answer at all
 
 
 def test_present_tense_first_person_is_a_claim_of_the_action() -> None:
