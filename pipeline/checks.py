@@ -44,8 +44,8 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # 2: calls the sandbox refused no longer count as actions (only the journal does);
     # checks about turns a dialog ended by an agent error never reached no longer apply;
     # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
-    # claims (the domains' claims.py). summary_term 3: phrasings, and only the summary's own
-    # text (not a copy of its update request)
+    # claims (the domains' claims.py). summary_term 3: phrasings; a summary that copies its
+    # update request fails
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
     "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 2,
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
@@ -274,36 +274,30 @@ def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[Chec
     return results
 
 
-def own_text(summary: str) -> str:
-    """The summary without the parts that repeat its update request (a small model often
-    copies "Previous summary:", "Dialog so far:" or "New user message:" with what follows):
-    only what the memory itself says counts."""
-    paragraphs = re.split(r"\n\s*\n", summary)
-    kept = [p for p in paragraphs if not p.lstrip().startswith(SUMMARY_SCAFFOLD)]
-    lines = [line for p in kept for line in p.splitlines()
-             if not line.lstrip().startswith(DIALOG_LINE_PREFIXES)]
-    return "\n".join(lines)
+def copies_request(summary: str) -> bool:
+    """The summary repeats its own update request ("Previous summary:", "Dialog so far:",
+    "New user message:", or the request's dialog lines): a small model often does, and such a
+    text is no summary, whatever phrases the copied request happens to contain."""
+    return any(line.lstrip().startswith((*SUMMARY_SCAFFOLD, *DIALOG_LINE_PREFIXES))
+               for line in summary.splitlines())
 
 
 def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
-    text = own_text(summary or "").casefold()
+    text = (summary or "").casefold()
+    copied = copies_request(summary or "")
     results = []
-    for phrase in turn.summary_requires:
-        ways = phrasings(phrase)
-        found = next((w for w in ways if w.casefold() in text), None)
-        ok = found is not None
-        results.append(CheckResult(f"summary:requires:{ways[0]}@{turn_no}", "summary_term", ok,
-                                   None if ok else turn_no, None if ok else 0,
-                                   f"summary keeps {found!r}" if ok else
-                                   f"summary lost {' / '.join(map(repr, ways))}", "state"))
-    for phrase in turn.summary_forbids:
-        ways = phrasings(phrase)
-        found = next((w for w in ways if w.casefold() in text), None)
-        ok = found is None
-        results.append(CheckResult(f"summary:forbids:{ways[0]}@{turn_no}", "summary_term", ok,
-                                   None if ok else turn_no, None if ok else 0,
-                                   f"summary has no {ways[0]!r}" if ok else
-                                   f"summary still has {found!r}", "state"))
+    for kind, phrases in (("requires", turn.summary_requires), ("forbids", turn.summary_forbids)):
+        for phrase in phrases:
+            ways = phrasings(phrase)
+            found = next((w for w in ways if w.casefold() in text), None)
+            ok = not copied and (found is not None) == (kind == "requires")
+            detail = ("the summary copies its update request" if copied else
+                      f"summary keeps {found!r}" if kind == "requires" and ok else
+                      f"summary lost {' / '.join(map(repr, ways))}" if kind == "requires" else
+                      f"summary has no {ways[0]!r}" if ok else f"summary still has {found!r}")
+            results.append(CheckResult(f"summary:{kind}:{ways[0]}@{turn_no}", "summary_term", ok,
+                                       None if ok else turn_no, None if ok else 0, detail,
+                                       "state"))
     return results
 
 
@@ -460,6 +454,14 @@ class Played:
             return True
         return turn is not None and turn <= self.last_turn
 
+    def judges(self, turn: int | None, check: CheckResult) -> bool:
+        """Whether a check that something happens at ``turn`` applies: the turn the error cut
+        short counts only when it already happened there (it might have come later)."""
+        if not self.ended_early:
+            return True
+        return turn is not None and (turn < self.last_turn
+                                     or (turn == self.last_turn and check.passed))
+
 
 def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat",
           error_kind: str | None = None, domain: Domain | None = None) -> list[CheckResult]:
@@ -478,16 +480,16 @@ def score(events: Sequence[Event], scenario: Scenario, memory_mode: str = "chat"
     outcome = outcome_check(error_kind, events) if error_kind is not None else None
     results += [outcome] if outcome is not None else []
     results += [forbidden_check(r, calls) for r in rules.forbidden_tools]
-    results += [required_check(r, calls, turns) for r in rules.required_tools
-                if played.reached(r.turn)]
+    results += [c for r in rules.required_tools
+                if played.judges(r.turn, c := required_check(r, calls, turns))]
     if rules.trajectory is not None:
         trajectory = trajectory_check(rules.trajectory, calls)
         if trajectory.passed or played.reached(trajectory.turn):
             results.append(trajectory)
     results += [argument_check(r, calls) for r in rules.argument_constraints]
     results += [final_check(r, calls, turns) for r in rules.final_values if played.reached(None)]
-    results += [fresh_call_check(r, calls, events) for r in rules.fresh_calls
-                if played.reached(r.turn)]
+    results += [c for r in rules.fresh_calls
+                if played.judges(r.turn, c := fresh_call_check(r, calls, events))]
     results += _turn_checks(events, scenario, memory_mode, played)
     results.append(said_vs_done_check(events, calls, domain or load_domain(scenario.domain)))
     return results

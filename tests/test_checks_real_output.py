@@ -63,7 +63,14 @@ def test_an_agent_error_is_the_violation_and_unplayed_turns_are_not_judged() -> 
     assert outcome.score == "response" and not outcome.passed
     assert not any(i.startswith(("fresh_call:", "required_tool:reserve_room", "final:",
                                  "response:forbids")) for i in ids)  # turns 2-3, the end
-    assert "required_tool:search_rooms@1" in ids  # about turn 1, which was played
+    assert "required_tool:search_rooms@1" in ids  # it happened in turn 1, before the error
+    memory_failed = Trace()
+    memory_failed.add(1, 0, "user_message", content="Подбери переговорную")
+    memory_failed.add(1, 0, "memory_update", tool_error="rejected: turn 1: cut off")
+    cut = {c.check_id for c in score(memory_failed.events, _scenario("R1"), "summary",
+                                     error_kind="invalid_memory")}
+    assert "required_tool:search_rooms@1" not in cut  # the planner never ran in that turn
+    assert "memory:invalid@1" in cut
     assert "forbidden_tool:reserve_room@1..2" in ids  # what did happen is still judged
     complete = {c.check_id for c in score(trace.events, _scenario("R1"), "chat")}
     assert {"fresh_call:search_rooms@2", "required_tool:reserve_room@3"} <= complete
@@ -79,7 +86,7 @@ def test_the_reply_language_follows_the_users_alphabet() -> None:
     assert english is not None and not english.passed and english.score == "response"
 
 
-def test_a_summary_counts_only_its_own_text_and_any_listed_phrasing() -> None:
+def test_a_summary_that_copies_its_request_fails_and_any_listed_phrasing_counts() -> None:
     from pipeline.checks import summary_checks
 
     turn = _scenario("R1").turns[1]  # requires the video requirement
@@ -87,7 +94,8 @@ def test_a_summary_counts_only_its_own_text_and_any_listed_phrasing() -> None:
             "Dialog so far:\nuser: Один участник подключается удалённо, поэтому обязательна "
             "видеосвязь.\n\nNew summary: Find a room for six people with a screen.")
     (copied,) = [c for c in summary_checks(2, turn, echo) if "requires" in c.check_id]
-    assert not copied.passed  # the phrase is only in the copied request, not in the summary
+    assert not copied.passed  # a copy of the request is no summary, whatever it contains
+    assert copied.detail == "the summary copies its update request"
     (english,) = [c for c in summary_checks(2, turn, "A room for 6 with a screen and video.")
                   if "requires" in c.check_id]
     assert english.passed and english.check_id == "summary:requires:видеосвязь@2"
