@@ -389,6 +389,8 @@ def language_check(turn_no: int, turn: Turn, reply: tuple[int, str] | None
         return None
     step, text = reply
     share = script_share(text, wanted)
+    if share is None and not any(c.isalnum() for c in text):
+        share = 0.0  # a reply of punctuation only (">") answers in no language
     if share is None:
         return None
     ok = share >= LANGUAGE_SHARE
