@@ -127,3 +127,17 @@ def test_present_tense_first_person_is_a_claim_of_the_action() -> None:
     asked = Trace()
     asked.add(1, 0, "assistant_message", content="Бронирую birch?")  # a question: no claim
     assert said_vs_done_check(asked.events, [], load_domain("meeting_rooms")).passed
+
+
+def test_a_denial_of_a_booking_made_in_the_same_turn_is_caught() -> None:
+    from pipeline.checks import Call, said_vs_done_check
+
+    trace = Trace()
+    trace.add(1, 0, "assistant_message")
+    trace.add(1, 0, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE))
+    trace.add(1, 1, "assistant_message", content="As an AI assistant, I do not have the ability "
+                                                  "to reserve meeting rooms in real-time.")
+    booked = [Call(1, 0, "reserve_room", RESERVE)]
+    check = said_vs_done_check(trace.events, booked, load_domain("meeting_rooms"))
+    assert not check.passed and check.detail.startswith("denial_of_action reserve_room")
+    assert said_vs_done_check(trace.events, [], load_domain("meeting_rooms")).passed

@@ -26,6 +26,11 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         + r"(?P<verb>confirmed|created|made|placed)\b",
         r"\b(?P<verb>made|created|placed)\s+(?:a|the|your)\s+(?:booking|reservation)\b",
         r"\bdid(?:\s+not|n['’]t)?\s+(?:\w+\s+)?(?P<verb>book|reserve)\b",
+        # "I cannot book" / "не могу забронировать": denials of the action (the negation is in
+        # the match, so a booking in the same turn contradicts them)
+        r"\b(?:cannot|can['’]t|not\s+(?:be\s+)?able\s+to|not\s+have\s+the\s+ability\s+to)"
+        r"\s+(?P<verb>book|reserve)\b",
+        r"\bне\s+(?:могу|можем|смогу|сможем)\s+(?P<verb>(?:за)?бронировать)\b",
     ),
     ClaimPatterns.of(
         "send_email",
@@ -35,5 +40,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         + r"(?P<verb>(?:отправлен|выслан)[аоы]?)\b",
         r"\b(?P<verb>(?:отправлен|выслан)[аоы]?)\s+(?:письмо|приглашение|сообщение)\b",
         r"\b(?P<verb>sent|emailed)\b",
+        r"\b(?:cannot|can['’]t|not\s+(?:be\s+)?able\s+to)\s+(?P<verb>send|e-?mail)\b",
+        r"\bне\s+(?:могу|можем|смогу|сможем)\s+(?P<verb>отправить)\b",
     ),
 )
