@@ -59,6 +59,9 @@ def run(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
     max_in_flight: Annotated[int | None, typer.Option(
         min=1, help="Trials in flight at once. Default: 64.")] = None,
+    timeout_s: Annotated[float | None, typer.Option(
+        "--timeout-s", help="Time limit of one model call (connect at most 10 s). Default: "
+        "120 s (local models 900 s).")] = None,
     spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
         "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
     append: Annotated[bool, typer.Option(
@@ -71,7 +74,8 @@ def run(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
-        ray_address=ray_address, max_in_flight=max_in_flight, spec=spec, append=append)
+        ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
+        append=append)
     code = main(options, Terminal(console, err_console))
     if code:
         raise typer.Exit(code)

@@ -66,6 +66,8 @@ class TrialSpec:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     domain_path: Path | None = field(default=None, compare=False)
     """The domain folder the plan found (workers load the domain from there)."""
+    deadline_s: float | None = field(default=None, compare=False)
+    """Wall time the trial may take; past it, no further model call is made (timeout)."""
 
 
 def trial_id_for(

@@ -75,22 +75,32 @@ def faults_from(config: Any) -> dict[str, FaultProfile]:
 
 
 def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
-    """Model name -> per-call LiteLLM options from ``model_settings``: ``api_base``, and a
+    """Model name -> per-call LiteLLM options from ``model_settings``: ``api_base``, a
     placeholder key when the environment has none for the provider (LiteLLM refuses to call
-    an OpenAI-compatible endpoint without one; a local server needs none)."""
+    an OpenAI-compatible endpoint without one; a local server needs none), and the call's
+    ``timeout`` (the model's ``timeout_s``, else the sweep's)."""
     import os
 
     from pipeline.preflight import NO_KEY
 
     params: dict[str, dict[str, Any]] = {}
+    default_timeout = getattr(config, "timeout_s", None)
     for item in settings_of(config):
+        name = str(_get(item, "name"))
+        entry: dict[str, Any] = {}
         api_base = _get(item, "api_base")
         if api_base:
-            name = str(_get(item, "name"))
-            entry: dict[str, Any] = {"api_base": api_base}
+            entry["api_base"] = api_base
             if not os.environ.get(f"{group_of(name).upper()}_API_KEY"):
                 entry["api_key"] = NO_KEY
+        timeout = _get(item, "timeout_s") or default_timeout
+        if timeout:
+            entry["timeout"] = float(timeout)
+        if entry:
             params[name] = entry
+    if default_timeout:
+        for name in getattr(config, "models", []):
+            params.setdefault(str(name), {"timeout": float(default_timeout)})
     return params
 
 

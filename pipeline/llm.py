@@ -106,8 +106,8 @@ class LiteLLMClient:
         route = self.route
         kwargs: dict[str, Any] = {**self.model.generation_params(), **route.call_params,
                                   **self.call_params}
-        if route.timeout_s is not None:
-            kwargs.setdefault("timeout", route.timeout_s)
+        kwargs["timeout"] = call_timeout(kwargs.pop("timeout", None) or route.timeout_s
+                                         or DEFAULT_CALL_TIMEOUT_S)
         tag = {"purpose": purpose, "turn": turn}
         kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
         if "extra_body" in kwargs:
@@ -126,6 +126,19 @@ class LiteLLMClient:
                 raise classify(litellm, exc) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
+
+
+DEFAULT_CALL_TIMEOUT_S = 120.0
+"""A model call's total time limit unless the model's settings or its route say otherwise
+(LiteLLM's own default is 6,000 s: a provider that never answers would hang the sweep)."""
+CONNECT_TIMEOUT_S = 10.0
+
+
+def call_timeout(total_s: float) -> Any:
+    """The total and connect limits of one call, as the HTTP client takes them."""
+    import httpx  # LiteLLM's own dependency
+
+    return httpx.Timeout(total_s, connect=min(CONNECT_TIMEOUT_S, total_s))
 
 
 def enforces_schema(litellm: Any, route: ModelRoute) -> bool:

@@ -25,7 +25,8 @@ EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
-                   "run_id": "--run-id", "max_in_flight": "--max-in-flight"}
+                   "run_id": "--run-id", "max_in_flight": "--max-in-flight",
+                   "timeout_s": "--timeout-s"}
 
 
 class BadInput(Exception):
@@ -50,13 +51,14 @@ class RunOptions:
     resume: bool = False
     ray_address: str | None = None
     max_in_flight: int | None = None
+    timeout_s: float | None = None
     spec: Path | None = None
     append: bool = False
 
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.api_base)
+                self.api_base, self.timeout_s)
         return any(v not in (None, []) for v in grid)
 
 
@@ -92,7 +94,8 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
                        ("temperature", options.temperature), ("seed", options.seed),
-                       ("max_in_flight", options.max_in_flight)):
+                       ("max_in_flight", options.max_in_flight),
+                       ("timeout_s", options.timeout_s)):
         if value not in (None, []):
             args[key] = value
     if options.api_base is not None:

@@ -30,7 +30,7 @@ class ModelSettings(BaseModel):
 
     name: str = Field(min_length=1)
     """LiteLLM model name, e.g. ``openai/gpt-4o-mini`` or ``reference/golden``."""
-    temperature: float = Field(default=0.0, ge=0)
+    temperature: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Sampling temperature (part of the trial identity)."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Other generation params passed to LiteLLM per call (top_p, max_tokens, ...)."""
@@ -40,6 +40,10 @@ class ModelSettings(BaseModel):
     """Most trials in flight at once for this model's provider group; None = no own limit."""
     api_base: str | None = None
     """OpenAI-compatible endpoint (a local server, a proxy); None = the provider's default."""
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Time limit of one model call (connect at most 10 s of it); None = the sweep's
+    ``timeout_s``, else the route's (local models: 900 s), else 120 s. A call that runs out is
+    an infrastructure attempt of kind ``timeout``."""
     faults: FaultProfile | None = None
     """Injected latency and failures; reference models only."""
 

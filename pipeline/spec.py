@@ -53,6 +53,9 @@ class SweepSpec(BaseModel):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     batch_size: int = Field(default=500, ge=1)
     max_in_flight: int = Field(default=64, ge=1)
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Default time limit of one model call (a model's own ``timeout_s`` wins)."""
+    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
     ray_address: str | None = None
     """Default: ``RAY_ADDRESS`` or a local Ray."""
 
@@ -154,6 +157,8 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "retry": spec.retry,
         "batch_size": spec.batch_size,
         "max_in_flight": spec.max_in_flight,
+        "timeout_s": spec.timeout_s,
+        "trial_timeout_s": spec.trial_timeout_s,
         "ray_address": spec.ray_address,
         "warehouse": warehouse,
     }

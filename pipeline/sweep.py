@@ -53,8 +53,14 @@ class SweepConfig(BaseModel):
     scenarios: list[str] = Field(default_factory=list,
                                  description="Scenario ids to run; empty = every scenario.")
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
-    temperature: float = 0.0
+    temperature: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     seed: int | None = Field(default=None, description="Seed of repeat 0 (repeat r: seed + r).")
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, description=
+                                    "Time limit of one model call; None = each route's own "
+                                    "(local models 900 s), else 120 s.")
+    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
+                                   "A trial's deadline: past it, it stops as an infrastructure "
+                                   "timeout (incomplete, retried).")
     prompts: list[str] = Field(default_factory=lambda: ["default"])
     memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
     repeats: int = Field(default=3, ge=1)
@@ -133,7 +139,8 @@ def plan(config: SweepConfig) -> SweepPlan:
     size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
                      config.repeats)
     done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()
-    pending = [s for s in specs if s.trial_id not in done]
+    pending = [replace(s, deadline_s=config.trial_timeout_s) for s in specs
+               if s.trial_id not in done]
     return SweepPlan(config.run_id, suites, size, pending, len(specs) - len(pending))
 
 

@@ -7,6 +7,7 @@ become outcomes; anything else propagates and the executor records it as a harne
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from pipeline.checks import CHECK_VERSIONS, CheckResult, score
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
-from pipeline.llm import LiteLLMClient, ModelClient
+from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
 from pipeline.models.reference import reference_call_params
 from pipeline.redact import redact
@@ -54,12 +55,30 @@ def model_client_for(spec: TrialSpec) -> ModelClient:
     return LiteLLMClient(spec.model, params)
 
 
+@dataclass
+class DeadlineClient:
+    """A model client that refuses to start a call once the trial's deadline has passed."""
+
+    inner: ModelClient
+    deadline_s: float
+    started: float = field(default_factory=time.monotonic)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        if time.monotonic() - self.started > self.deadline_s:
+            raise InfraError("timeout", f"the trial's deadline of {self.deadline_s:g} s passed "
+                                        f"before a {purpose} call at turn {turn}")
+        return self.inner.complete(messages, tools, purpose, turn, response_schema)
+
+
 def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
               client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     sandbox = Sandbox(domain)
+    model = client or model_client_for(spec)
     agent = Agent(
-        model=client or model_client_for(spec),
+        model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),
         system_prompt=spec.prompt.text,
         tools=domain.openai_tools(),
         sandbox=sandbox,
