@@ -166,19 +166,32 @@ def status() -> None:
 def sql(
     query: Annotated[str, typer.Argument(help="SQL over views runs, trials, events, checks.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write the result to this file instead (.csv, .json or .parquet).")
+    ] = None,
 ) -> None:
-    """Run DuckDB SQL over the warehouse and print the result."""
+    """Run read-only DuckDB SQL over the warehouse and print (or --output) the result."""
     import duckdb
 
-    from warehouse.query import run_sql
+    from warehouse.query import ReadOnlyViolation, run_user_sql
 
     if output_format not in ("table", "csv", "json"):
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
+    if output is not None and output.suffix not in (".csv", ".json", ".parquet"):
+        _fail(f"--output: {output}: the name must end in .csv, .json or .parquet")
     try:
-        result = run_sql(hygiene.warehouse_root(), query)
+        result = run_user_sql(hygiene.warehouse_root(), query)
+    except ReadOnlyViolation as exc:
+        _fail(str(exc))
     except duckdb.Error as exc:
-        _fail(f"SQL error: {exc}")
-    _print_rows(result.columns, result.rows, output_format)
+        _fail(f"SQL error: {first_line(str(exc))}")
+    if output is None:
+        _print_rows(result.columns, result.rows, output_format)
+        return
+    from warehouse.export import write_result
+
+    write_result(result, output)
+    console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
 REPORTS = ("summary", "matrix", "first_violations")
@@ -472,6 +485,10 @@ def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: 
     from pipeline.tables import print_rows
 
     print_rows(console, columns, rows, output_format, title)
+
+
+def first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0]
 
 
 def _fail(message: str) -> None:

@@ -23,8 +23,16 @@ def _quote(path: str) -> str:
     return "'" + path.replace("'", "''") + "'"
 
 
-def connect(root: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms)."""
+class ReadOnlyViolation(ValueError):
+    """Ad-hoc SQL that would change, attach, install or export something."""
+
+
+def connect(root: Path, locked: bool = False) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
+
+    ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
+    no file outside it, no network, no extension installed or loaded, and the settings locked
+    (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query."""
     con = duckdb.connect(":memory:")
     for name, table in TABLES.items():
         directory = table_dir(root, name)
@@ -38,6 +46,13 @@ def connect(root: Path) -> duckdb.DuckDBPyConnection:
             con.register(f"_{name}_empty", table.arrow_schema().empty_table())
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
     con.execute(sql_text("views"))
+    if locked:
+        for setting in ("SET autoinstall_known_extensions = false",
+                        "SET autoload_known_extensions = false",
+                        f"SET allowed_directories = [{_quote(str(root.resolve()))}]",
+                        "SET enable_external_access = false",
+                        "SET lock_configuration = true"):
+            con.execute(setting)
     return con
 
 
@@ -56,6 +71,33 @@ def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None) -> Query
         cursor = con.execute(sql, params or {})
         columns = [d[0] for d in cursor.description or []]
         return QueryResult(columns, cursor.fetchall())
+    finally:
+        con.close()
+
+
+QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+
+
+def run_user_sql(root: Path, sql: str) -> QueryResult:
+    """Ad-hoc SQL, read-only: every statement must be a query (DuckDB parses it; a COPY,
+    ATTACH, INSTALL, SET, CREATE... is refused before anything runs), on a locked connection."""
+    con = connect(root, locked=True)
+    try:
+        statements = con.extract_statements(sql)
+        for statement in statements:
+            kind = str(statement.type).rsplit(".", 1)[-1]
+            if kind not in QUERY_STATEMENTS:
+                raise ReadOnlyViolation(f"agentsweep sql runs queries only; {kind} is refused "
+                                        "(the warehouse is never changed from here; write a "
+                                        "result with --output FILE)")
+        if not statements:
+            raise ReadOnlyViolation("no SQL statement given")
+        result: QueryResult | None = None
+        for statement in statements:
+            cursor = con.execute(statement)
+            result = QueryResult([d[0] for d in cursor.description or []], cursor.fetchall())
+        assert result is not None
+        return result
     finally:
         con.close()
 
