@@ -82,6 +82,7 @@ def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
     import os
 
     from pipeline.preflight import NO_KEY
+    from pipeline.secrets import key_from_env, reveal
 
     params: dict[str, dict[str, Any]] = {}
     default_timeout = getattr(config, "timeout_s", None)
@@ -89,10 +90,13 @@ def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
         name = str(_get(item, "name"))
         entry: dict[str, Any] = {}
         api_base = _get(item, "api_base")
+        key_env = _get(item, "api_key_env")
         if api_base:
-            entry["api_base"] = api_base
-            if not os.environ.get(f"{group_of(name).upper()}_API_KEY"):
+            entry["api_base"] = reveal(str(api_base))
+            if not key_env and not os.environ.get(f"{group_of(name).upper()}_API_KEY"):
                 entry["api_key"] = NO_KEY
+        if key_env:
+            entry["api_key"] = key_from_env(str(key_env))
         timeout = _get(item, "timeout_s") or default_timeout
         if timeout:
             entry["timeout"] = float(timeout)

@@ -11,6 +11,7 @@ is named (it costs seconds).
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
@@ -29,8 +30,13 @@ class PreflightError(ValueError):
 
 
 def preflight(models: Sequence[ModelConfig], suites: Sequence[Suite], prompts: Sequence[str],
-              memory_modes: Sequence[str], api_bases: dict[str, str]) -> None:
-    _check_models(models, api_bases)
+              memory_modes: Sequence[str], api_bases: dict[str, str],
+              key_envs: dict[str, str] | None = None) -> None:
+    for model, variable in (key_envs or {}).items():
+        if not os.environ.get(variable):
+            raise PreflightError(f"--model {model}: api_key_env {variable} is not set in the "
+                                 "environment")
+    _check_models(models, {**api_bases, **{m: "" for m in key_envs or {} if m not in api_bases}})
     domains = sorted({s.scenario.domain for suite in suites for s in suite.scenarios})
     for name in domains:
         domain = load_domain(name)
@@ -74,8 +80,9 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
                              "<provider>/<model>, e.g. openai/gpt-4o-mini or "
                              "anthropic/claude-3-5-haiku-latest") from None
     if api_base is not None:
-        _check_reachable(model.name, api_base)
-        return  # an explicit endpoint: a missing key gets NO_KEY (pipeline.limits)
+        if api_base:
+            _check_reachable(model.name, api_base)
+        return  # an explicit endpoint or key: a missing provider key is not needed
     missing = litellm.validate_environment(model=target).get("missing_keys") or []
     if missing:
         raise PreflightError(f"--model {model.name}: set {', '.join(missing)} in the "

@@ -14,6 +14,8 @@ _PATTERNS = [
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=]{8,}"),
     re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)"
                r"[^\s\"',}]{6,}"),
+    # credentials in a URL: scheme://user:password@host -> scheme://user:[REDACTED]@host
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:)[^\s/@]+(?=@)"),
 ]
 
 

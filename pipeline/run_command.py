@@ -141,19 +141,25 @@ def option_error(exc: ValidationError) -> str:
     return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
+def refuse_existing(config: Any, append: bool) -> None:
+    from pipeline.sweep import run_exists
+
+    if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
+        raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
+                       "--resume, add another grid to it with --append, or choose a new "
+                       "--run-id")
+
+
 def check(config: Any, append: bool) -> list[Any]:
     """Everything about the run that can be known before it starts; returns the routes."""
     from pipeline.catalog import CatalogError
     from pipeline.preflight import preflight
-    from pipeline.sweep import load_plan_suites, run_exists
+    from pipeline.sweep import load_plan_suites
     from warehouse.writer import WarehouseError, validate_run_id
 
     try:
         validate_run_id(config.run_id)
-        if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
-            raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it "
-                           "with --resume, add another grid to it with --append, or choose a "
-                           "new --run-id")
+        refuse_existing(config, append)
         suites = load_plan_suites(config)
         try:
             models = config.model_configs()
@@ -162,7 +168,8 @@ def check(config: Any, append: bool) -> list[Any]:
                 raise
             raise BadInput(f"--model: {exc}") from None
         preflight(models, suites, config.prompts, config.memory_modes,
-                  {m.name: m.api_base for m in config.model_settings if m.api_base})
+                  {m.name: m.api_base for m in config.model_settings if m.api_base},
+                  {m.name: m.api_key_env for m in config.model_settings if m.api_key_env})
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:
@@ -190,7 +197,9 @@ def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
     mark("starting the Prefect flow")
     hygiene.prepare_prefect_home()
     from flows.sweep import sweep_flow
+    from pipeline.secrets import conceal_config
 
+    config = conceal_config(config)  # flow parameters are stored by Prefect: no credential
     where = ("the local stack (agentsweep up)" if attached else
              f"Ray at {config.ray_address}" if config.ray_address else
              "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
@@ -287,11 +296,18 @@ def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal
 
 
 def main(options: RunOptions, terminal: Terminal) -> int:
+    from pipeline.runlock import RunLocked, run_lock
+
     mark("checking the inputs")
     try:
         config = build_config(options)
         routes = check(config, options.append)
-        return execute(config, routes, terminal)
+        with run_lock(config.run_id):
+            refuse_existing(config, options.append)  # again: another driver may just have run it
+            return execute(config, routes, terminal)
+    except RunLocked as exc:
+        terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
     except BadInput as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT

@@ -40,6 +40,8 @@ class ModelSettings(BaseModel):
     """Most trials in flight at once for this model's provider group; None = no own limit."""
     api_base: str | None = None
     """OpenAI-compatible endpoint (a local server, a proxy); None = the provider's default."""
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Environment variable that holds this model's key (a key is never written in a spec)."""
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Time limit of one model call (connect at most 10 s of it); None = the sweep's
     ``timeout_s``, else the route's (local models: 900 s), else 120 s. A call that runs out is

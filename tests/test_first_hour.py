@@ -203,3 +203,56 @@ def test_the_readme_reference_server_recipe_works_as_written(tmp_path: Path) -> 
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_the_same_run_id_cannot_run_twice_at_once(tmp_path: Path) -> None:
+    from pipeline.runlock import run_lock
+
+    home = tmp_path / "home"
+    with run_lock("busy", home):  # as a driver running "busy" holds it
+        second = _agentsweep(home, *RUN, "--scenario", "V1", "--run-id", "busy")
+        _refused(second, "--run-id busy", "already being run by", '"pid"')
+        resumed = _agentsweep(home, *RUN, "--scenario", "V1", "--run-id", "busy", "--resume")
+        _refused(resumed, "already being run by")
+    assert not (home / "warehouse").exists()  # neither ran anything
+
+
+def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    password, key = "canary-pass-7f3k9x2", "sk-canary-abcdef0123456789"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    server = subprocess.Popen([str(BIN / "agentsweep"), "reference-server", "--port", str(port)],
+                              env=clean, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        spec = tmp_path / "secret.yaml"
+        spec.write_text(f"suites: ['{MEETING_SUITE}']\nscenarios: [V1]\nmemory_modes: [chat]\n"
+                        "repeats: 1\nmodels:\n  - name: reference-http/golden\n"
+                        f"    api_base: http://agent:{password}@127.0.0.1:{port}/v1\n"
+                        "    api_key_env: CANARY_KEY\n")
+        home = tmp_path / "home"
+        run = _agentsweep(home, "run", "--spec", str(spec), "--run-id", "secret",
+                          CANARY_KEY=key)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert password not in run.stdout + run.stderr and key not in run.stdout + run.stderr
+        for secret in (password, key):
+            found = subprocess.run(["grep", "-r", "-l", "-a", secret, str(home)],
+                                   capture_output=True, text=True, check=False)
+            assert found.stdout == "", f"{secret} landed in {found.stdout}"
+        assert list((home / "prefect").glob("*.db*")), "Prefect's database was looked at"
+    finally:
+        server.terminate()
+        server.wait(10)
