@@ -19,6 +19,9 @@ app.add_typer(local_model_app, name="local-model")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
 app.add_typer(checks_app, name="checks")
+warehouse_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                            help="The warehouse's files.")
+app.add_typer(warehouse_app, name="warehouse")
 console = make_console()
 err_console = make_console(stderr=True)
 
@@ -393,6 +396,20 @@ def show(
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
     sys.stdout.write(render(trial) + "\n")
+
+
+@warehouse_app.command(name="check")
+def warehouse_check() -> None:
+    """Read every file whole (page checksums verified); list the damaged ones (exit 1)."""
+    from warehouse.check import check_warehouse
+
+    root = hygiene.warehouse_root()
+    count, damaged = check_warehouse(root)
+    for item in damaged:
+        err_console.print(f"{item.path}: {item.problem}", markup=False, soft_wrap=True)
+    console.print(f"{count} file(s) under {root}: {len(damaged)} damaged", markup=False)
+    if damaged:
+        raise typer.Exit(1)
 
 
 @checks_app.command(name="calibrate")

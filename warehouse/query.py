@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -11,7 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.schema import TABLES
-from warehouse.writer import table_dir
+from warehouse.writer import WarehouseError, table_dir
 
 
 def sql_text(name: str) -> str:
@@ -27,19 +28,24 @@ class ReadOnlyViolation(ValueError):
     """Ad-hoc SQL that would change, attach, install or export something."""
 
 
-def connect(root: Path, locked: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
+            ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
     ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
     no file outside it, no network, no extension installed or loaded, and the settings locked
-    (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query."""
+    (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
+    ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
+    another run's files)."""
     con = duckdb.connect(":memory:")
     for name, table in TABLES.items():
         directory = table_dir(root, name)
-        if any(directory.glob("run_id=*/*.parquet")):
-            pattern = _quote(str(directory / "run_id=*" / "*.parquet"))
+        folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
+        patterns = [_quote(str(directory / f / "*.parquet")) for f in folders
+                    if any(directory.glob(f"{f}/*.parquet"))]
+        if patterns:
             con.execute(
-                f"CREATE VIEW {name}_all AS SELECT * FROM read_parquet({pattern}, "
+                f"CREATE VIEW {name}_all AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
                 "union_by_name = true, hive_partitioning = false)"
             )
         else:
@@ -65,14 +71,28 @@ class QueryResult:
         return pa.Table.from_pylist([dict(zip(self.columns, r, strict=True)) for r in self.rows])
 
 
+RUN_PARAMS = ("run_id", "baseline", "candidate")
+"""Parameters that name the runs a query is about: the query then reads only their files."""
+
+
 def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None) -> QueryResult:
-    con = connect(root)
+    """Our own SQL (trusted). Scoped to the runs its parameters name; an unreadable file is a
+    WarehouseError naming it."""
+    scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        cursor = con.execute(sql, params or {})
-        columns = [d[0] for d in cursor.description or []]
-        return QueryResult(columns, cursor.fetchall())
-    finally:
-        con.close()
+        con = connect(root, runs=scoped or None)
+        try:
+            cursor = con.execute(sql, params or {})
+            columns = [d[0] for d in cursor.description or []]
+            return QueryResult(columns, cursor.fetchall())
+        finally:
+            con.close()
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        message = str(exc).strip().splitlines()[0]
+        if ".parquet" not in message:
+            raise
+        raise WarehouseError(f"a warehouse file cannot be read (corrupt?): {message}; "
+                             "`agentsweep warehouse check` lists every damaged file") from None
 
 
 QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})

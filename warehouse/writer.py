@@ -62,7 +62,7 @@ def write_atomic(path: Path, data: pa.Table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        pq.write_table(data, tmp, compression="zstd")
+        pq.write_table(data, tmp, compression="zstd", write_page_checksum=True)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
