@@ -515,6 +515,11 @@ def _fail(message: str) -> None:
 
 def main() -> None:
     hygiene.apply()
+    try:
+        hygiene.check_home()
+    except hygiene.HomeError as exc:
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(EXIT_BAD_INPUT) from None
     app()
 
 

@@ -289,6 +289,26 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     }
     global _cluster_is_ours
     _cluster_is_ours = not address
+    try:
+        _init(ray, address, num_cpus, object_store_bytes, common)
+    except (ConnectionError, TimeoutError, RuntimeError, SystemExit) as exc:  # Ray exits
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise RayStartError(f"could not start or join {where}: "
+                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
+                            ) from exc
+    try:
+        yield ray
+    finally:
+        shutdown_pool(keep_warm=True)
+        ray.shutdown()
+
+
+class RayStartError(RuntimeError):
+    """Ray did not start (or the cluster did not answer): nothing ran."""
+
+
+def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,
+          common: dict[str, Any]) -> None:
     if address:
         ray.init(address=address, namespace=WARM_NAMESPACE, **common)
     else:
@@ -305,11 +325,6 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-    try:
-        yield ray
-    finally:
-        shutdown_pool(keep_warm=True)
-        ray.shutdown()
 
 
 def _is_loopback(address: str) -> bool:

@@ -52,6 +52,18 @@ def warehouse_root() -> Path:
     return agentsweep_home() / "warehouse"
 
 
+class HomeError(RuntimeError):
+    """AGENTSWEEP_HOME cannot be used (it is a file, say)."""
+
+
+def check_home() -> Path:
+    home = agentsweep_home()
+    if home.exists() and not home.is_dir():
+        raise HomeError(f"AGENTSWEEP_HOME={home} is a file, not a folder: point it at a folder "
+                        "(it is created when needed)")
+    return home
+
+
 def apply() -> None:
     """Set the environment for this process and every process it starts."""
     os.environ.update(FORCED)

@@ -150,6 +150,21 @@ def refuse_existing(config: Any, append: bool) -> None:
                        "--run-id")
 
 
+def _check_ray_address(address: str) -> None:
+    """A cluster address must answer before a run joins it (Ray would retry for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=3):
+            return
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--ray-address {address}: no Ray cluster answers there "
+                       f"({getattr(exc, 'strerror', None) or exc}); start one "
+                       "(`agentsweep up`, `ray start --head`) or leave the option out for a "
+                       "local Ray") from None
+
+
 def check(config: Any, append: bool) -> list[Any]:
     """Everything about the run that can be known before it starts; returns the routes."""
     from pipeline.catalog import CatalogError
@@ -160,6 +175,8 @@ def check(config: Any, append: bool) -> list[Any]:
     try:
         validate_run_id(config.run_id)
         refuse_existing(config, append)
+        if config.ray_address:
+            _check_ray_address(config.ray_address)
         suites = load_plan_suites(config)
         try:
             models = config.model_configs()
@@ -204,9 +221,15 @@ def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
              f"Ray at {config.ray_address}" if config.ray_address else
              "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
     terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {where}")
+    from pipeline.executor import RayStartError
+
     previous = signal.signal(signal.SIGINT, _quiet_interrupt)
     try:
         outcome = sweep_flow(config)
+    except RayStartError as exc:
+        terminal.err.print(f"error: {exc}; nothing ran. Continue later with: agentsweep run "
+                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
     except KeyboardInterrupt:
         terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
                            f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)

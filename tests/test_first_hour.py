@@ -49,6 +49,9 @@ RUN = ("run", "--suite", str(MEETING_SUITE), "--repeats", "1")
     (("--memory-mode", "chats"), ("--memory-mode 'chats'", "'chat', 'summary' or 'structured'")),
     (("--temperature", "-1"), ("--temperature",)),
     (("--scenario", "Z9"), ("Z9",)),
+    (("--run-id", "two\nlines"), ("run id",)),
+    (("--temperature", "nan"), ("--temperature",)),
+    (("--ray-address", "127.0.0.1:9"), ("--ray-address 127.0.0.1:9", "no Ray cluster answers")),
 ])
 def test_a_mistake_in_the_options_is_one_line_and_nothing_runs(
         tmp_path: Path, args: tuple[str, ...], words: tuple[str, ...]) -> None:
@@ -256,3 +259,10 @@ def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: 
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_home_that_is_a_file_is_one_line_for_every_command(tmp_path: Path) -> None:
+    home = tmp_path / "a-file"
+    home.write_text("not a folder")
+    for args in (("runs",), ("sql", "select 1"), RUN):
+        _refused(_agentsweep(home, *args), "is a file, not a folder")

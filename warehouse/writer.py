@@ -30,7 +30,7 @@ class WarehouseError(ValueError):
 
 
 def validate_run_id(run_id: str) -> str:
-    if not _RUN_ID.match(run_id):
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):  # $ would let "x\n" in
         raise WarehouseError(
             f"run id {run_id!r}: use letters, digits, '.', '_' or '-' (at most 128 characters)"
         )

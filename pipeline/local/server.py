@@ -93,7 +93,7 @@ class LocalModelServer:
 
     def start(self) -> LocalModelServer:
         self._engine = self._load()
-        self._http = ThreadingHTTPServer((HOST, self.options.port), _handler_for(self))
+        self._http = _Front((HOST, self.options.port), _handler_for(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, name="local-model",
                                         daemon=True)
@@ -150,6 +150,10 @@ class LocalModelServer:
         response["model"] = self.spec.gguf_sha256
         response["system_fingerprint"] = self.fingerprint
         return 200, response
+
+
+class _Front(ThreadingHTTPServer):
+    request_queue_size = 256  # every trial of a node may connect at once
 
 
 def _error(message: str, kind: str, code: str | None = None) -> dict[str, Any]:

@@ -134,6 +134,7 @@ def parse_faults_header(value: str) -> FaultProfile:
 
 class ReferenceHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # the default 5 dropped connections under bursts of trials
 
     def __init__(self, port: int, faults: FaultProfile, seed: int | None,
                  verbose: bool = False, plays: str | None = None) -> None:
