@@ -274,8 +274,13 @@ def test_a_burst_of_connections_is_not_dropped() -> None:
         except BaseException as exc:  # collected: the assertion below names them
             failures.append(exc)
 
+    import shutil
+    import subprocess
+
     threads = [threading.Thread(target=hit) for _ in range(150)]
     try:
+        listening = subprocess.run(["ss", "-ltnH", f"sport = :{handle.server.port}"],
+                                   capture_output=True, text=True, check=True).stdout.split()
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -283,3 +288,4 @@ def test_a_burst_of_connections_is_not_dropped() -> None:
     finally:
         handle.stop()
     assert failures == []
+    assert shutil.which("ss") and int(listening[2]) >= 128  # the kernel's backlog (Send-Q)
