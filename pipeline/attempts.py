@@ -84,14 +84,22 @@ class RetryBook:
     clock: Callable[[], float] = time.monotonic
     _waiting: list[_Due] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=itertools.count)
+    _free: dict[str, int] = field(default_factory=dict)
+    """trial_id -> attempts that failed while their provider was known to be down (they do
+    not use up the retry budget)."""
 
     def first_attempt(self, spec: TrialSpec) -> int:
         return self.prior.get(spec.trial_id, 0) + 1
 
     def settle(self, spec: TrialSpec, number: int, result: TrialResult,
-               retry_after_s: float | None = None) -> Attempt:
-        """Decide on a finished attempt; a retried one is queued for its due time."""
-        budget_used = number - self.prior.get(spec.trial_id, 0)  # a resume gets a fresh budget
+               retry_after_s: float | None = None, free: bool = False) -> Attempt:
+        """Decide on a finished attempt; a retried one is queued for its due time. ``free``:
+        the attempt failed while its provider was down (pipeline.breaker): retried without
+        using up the budget."""
+        if free and is_retryable(result):
+            self._free[spec.trial_id] = self._free.get(spec.trial_id, 0) + 1
+        budget_used = (number - self.prior.get(spec.trial_id, 0)  # a resume: a fresh budget
+                       - self._free.get(spec.trial_id, 0))
         if is_retryable(result) and budget_used < self.policy.max_attempts:
             delay = self.policy.delay_s(budget_used, self.rng, retry_after_s)
             heapq.heappush(self._waiting, _Due(self.clock() + delay, next(self._seq), spec,

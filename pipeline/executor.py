@@ -26,16 +26,18 @@ import os
 import random
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.attempts import Attempt, RetryBook
+from pipeline.breaker import Breaker, keep_outages
 from pipeline.errors import CONFIG_ERROR
 from pipeline.grid import TrialSpec
 from pipeline.hygiene import RAY_START_PROXY
-from pipeline.limits import CallGate, LimiterRef, create_limiters
+from pipeline.limits import CallGate, LimiterRef, create_limiters, group_of
 from pipeline.models.faults import FaultProfile
 from pipeline.phases import mark
 from pipeline.retry import RetryPolicy
@@ -44,6 +46,10 @@ from pipeline.trial import RunContext, TrialResult, harness_failure, run_trial
 from pipeline.version import source_fingerprint
 
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_error",
+                               "overloaded"})
+"""Error kinds that say the provider failed (a harness error or a refused configuration does
+not move the circuit breaker)."""
 
 # Workers get the proxy of the Ray start-up cleared, and the offline switches set.
 WORKER_ENV = {
@@ -71,6 +77,8 @@ class ExecuteOptions:
     """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
     seed: int | None = None
     """Seed of the retry jitter."""
+    on_outage: Callable[[str], None] | None = None
+    """Told when a provider group goes down (its trials paused) and when it is back."""
 
 
 @dataclass(frozen=True)
@@ -379,22 +387,26 @@ class _Execution:
         self.finished = 0
         self.stopped = False
         """A provider refused its configuration: no new trial is started (pipeline.errors)."""
+        self.breaker = Breaker(on_change=options.on_outage or mark)
+        keep_outages(ctx.run_id, self.breaker.outages)
+        self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
+        """Trials (and retries) held while their provider group is down."""
 
     def run(self, source: Iterator[TrialSpec]) -> int:
         clean = False
         try:
             exhausted = False
             while True:
+                self._release_parked()
                 while (due := self.book.pop_due()) is not None:
-                    self._submit(*due)
-                while not exhausted and not self.stopped and \
-                        len(self.in_flight) + self.book.waiting < self.max_in_flight:
+                    self._submit_or_park(*due)
+                while not exhausted and not self.stopped and self._room():
                     spec = next(source, None)
                     if spec is None:
                         exhausted = True
                     else:
-                        self._submit(spec, self.book.first_attempt(spec))
-                if not self.in_flight and not self.book.waiting:
+                        self._submit_or_park(spec, self.book.first_attempt(spec))
+                if not self.in_flight and not self.book.waiting and not self._held():
                     break
                 self._collect()
             clean = True
@@ -405,6 +417,25 @@ class _Execution:
             if not clean:  # trials may still run on the workers: do not hand them on
                 shutdown_pool()
 
+    def _held(self) -> int:
+        return sum(len(queue) for queue in self.parked.values())
+
+    def _room(self) -> bool:
+        return len(self.in_flight) + self.book.waiting + self._held() < self.max_in_flight
+
+    def _submit_or_park(self, spec: TrialSpec, number: int) -> None:
+        group = group_of(spec.model.name)
+        if self.parked.get(group) or not self.breaker.allows(group):
+            self.parked.setdefault(group, deque()).append((spec, number))
+        else:
+            self._submit(spec, number)
+
+    def _release_parked(self) -> None:
+        """Held trials of a group that is back go on; a down group gets its due probe."""
+        for group, queue in self.parked.items():
+            while queue and self.breaker.allows(group):
+                self._submit(*queue.popleft())
+
     def _submit(self, spec: TrialSpec, number: int) -> None:
         if self._first:
             self._first = False
@@ -414,8 +445,11 @@ class _Execution:
         self.in_flight[ref] = _Flight(spec, number, slot, generation)
 
     def _collect(self) -> None:
-        """Wait for finished attempts, at most until the next retry is due."""
-        wait_s = self.book.seconds_to_next()
+        """Wait for finished attempts, at most until the next retry or probe is due."""
+        waits = [w for w in (self.book.seconds_to_next(),
+                             self.breaker.seconds_to_probe() if self._held() else None)
+                 if w is not None]
+        wait_s = min(waits) if waits else None
         if not self.in_flight:
             time.sleep(wait_s or 0.0)
             return
@@ -431,7 +465,12 @@ class _Execution:
         flight = self.in_flight.pop(ref)
         self.pool.done(flight.slot)
         result, retry_after_s = self._output(ref, flight)
-        attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s)
+        group = group_of(flight.spec.model.name)
+        kind = result.trial.get("error_kind")
+        if result.status != "incomplete" or kind in PROVIDER_FAILURES:
+            self.breaker.record(group, infra_failed=kind in PROVIDER_FAILURES)
+        free = self.breaker.down(group) and not self.breaker.outage_too_long(group)
+        attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s, free=free)
         if self.on_attempt is not None:
             self.on_attempt(attempt)
         if attempt.final:

@@ -257,6 +257,10 @@ def report(config: Any, outcome: Any, terminal: Terminal) -> int:
     terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
                        f"({statuses}); skipped {outcome.skipped} already final")
     _print_reasons(config.warehouse, outcome.run_id, terminal, print_rows)
+    from pipeline.breaker import outages_of
+
+    for outage in outages_of(outcome.run_id):
+        terminal.out.print(outage.describe(), markup=False)
     refused = _config_error(config.warehouse, outcome.run_id)
     if refused is not None:
         terminal.err.print(f"error: the provider refused the configuration: {refused}; no new "

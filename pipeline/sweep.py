@@ -252,7 +252,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: An
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config), faults=faults_from(config),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
-            endpoints=endpoints)
+            endpoints=endpoints, on_outage=_say_outage)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)
@@ -267,6 +267,13 @@ def new_invocation_id() -> str:
 def config_json(config: SweepConfig) -> str:
     """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
     return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
+
+
+def _say_outage(text: str) -> None:
+    """A provider went down or came back: on the progress line, and on stderr for logs."""
+    mark(text)
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,

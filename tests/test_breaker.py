@@ -1,0 +1,87 @@
+"""A provider that goes down is paused and probed, not hammered; its trials wait, and every one
+completes when it is back, without burning their retry budget."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from conftest import MEETING_SUITE
+
+from pipeline.breaker import Breaker
+from pipeline.models.reference import SCRIPT_KEY, golden_script
+from pipeline.models.server import start_server
+from pipeline.retry import RetryPolicy
+from pipeline.sweep import SweepConfig, execute_plan, plan
+from warehouse.query import run_sql
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_breaker_opens_probes_with_backoff_and_closes() -> None:
+    clock, said = Clock(), []
+    breaker = Breaker(threshold=3, probe_base_s=1, probe_max_s=4, clock=clock,
+                      on_change=said.append)
+    for _ in range(2):
+        breaker.record("openai", infra_failed=True)
+    assert not breaker.down("openai") and breaker.allows("openai")
+    breaker.record("openai", infra_failed=True)
+    assert breaker.down("openai") and said[-1].startswith("provider openai down since")
+    assert not breaker.allows("openai")  # no probe before its backoff
+    clock.now = 1.0
+    assert breaker.allows("openai") and not breaker.allows("openai")  # one probe at a time
+    breaker.record("openai", infra_failed=True)  # the probe failed: backoff doubles
+    clock.now = 2.5
+    assert not breaker.allows("openai")
+    clock.now = 3.0
+    assert breaker.allows("openai")
+    breaker.record("openai", infra_failed=False)
+    assert not breaker.down("openai") and "resumed" in said[-1]
+    assert breaker.allows("anthropic")  # groups are apart
+    assert [o.group for o in breaker.outages] == ["openai"] and breaker.outages[0].until
+
+
+def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
+        ray_local: Any, tmp_path: Path) -> None:
+    server = start_server(port=0)
+    port = server.server.port
+    root = tmp_path / "warehouse"
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1", "C1"],
+                         models=["openai/golden"], memory_modes=["chat"], repeats=8,
+                         run_id="outage", warehouse=root, max_in_flight=4, batch_size=4,
+                         retry=RetryPolicy(max_attempts=3, backoff_base_s=0.2, backoff_max_s=1))
+    base = plan(config)
+    pending = [replace(s, extra={"api_base": f"http://127.0.0.1:{port}/v1",
+                                 "api_key": "sk-test-not-a-key",
+                                 "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})
+               for s in base.pending]
+
+    def outage() -> None:
+        nonlocal server
+        time.sleep(2.0)
+        server.stop()
+        time.sleep(30.0)
+        server = start_server(port=port)
+
+    cutter = threading.Thread(target=outage, daemon=True)
+    cutter.start()
+    try:
+        statuses = execute_plan(config, replace(base, pending=pending))
+    finally:
+        cutter.join()
+        server.stop()
+    trials = len(pending)
+    assert statuses == {"complete": trials}
+    attempts, failed = run_sql(root, "select count(*), count(*) filter (where outcome = "
+                                     "'incomplete') from attempts").rows[0]
+    assert failed >= 3  # the outage was seen...
+    assert attempts - trials == failed <= 4 + 3 + 12  # ...and cost in-flight + probes, no more
