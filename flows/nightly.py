@@ -129,11 +129,15 @@ def main(argv: list[str] | None = None) -> None:
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
+        from pipeline.prefect_state import mark_good
+
+        hygiene.prepare_prefect_home()
         try:
             result = nightly(args.spec, baseline)
         except NightlyRegression as exc:
             print(f"REGRESSION: {exc}", file=sys.stderr)
             raise SystemExit(1) from None
+        mark_good(hygiene.prefect_home())
         report = result.comparison.report if result.comparison else None
         changed = result.comparison.changes().get("changed", 0) if result.comparison else 0
         print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "

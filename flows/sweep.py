@@ -24,6 +24,7 @@ from pipeline.sweep import (
     record_run,
     summarize,
 )
+from warehouse.diskspace import DiskFull
 
 
 @task(name="plan", cache_policy=NO_CACHE)
@@ -32,8 +33,13 @@ def plan_task(config: SweepConfig) -> SweepPlan:
 
 
 @task(name="execute", cache_policy=NO_CACHE)
-def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> dict[str, int]:
-    return execute_plan(config, sweep_plan)
+def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, int], str | None]:
+    """The final statuses, or none and why the sweep stopped early (a full disk: what was
+    written stays, the unwritten batch runs again on resume)."""
+    try:
+        return execute_plan(config, sweep_plan), None
+    except DiskFull as exc:
+        return {}, str(exc)
 
 
 @task(name="record-run", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
@@ -57,9 +63,10 @@ def sweep_flow(config: SweepConfig) -> SweepOutcome:
     quoted = cast(SweepPlan, quote(sweep_plan))  # the task receives the unwrapped plan
     invocation = new_invocation_id()
     record_task(config, quoted, started_at, None, invocation)
-    statuses = execute_task(config, quoted)
+    statuses, stopped = execute_task(config, quoted)
     executed = sum(statuses.values())
-    record_task(config, quoted, started_at, executed, invocation)
+    if stopped is None:  # a full disk has no room for the finish record
+        record_task(config, quoted, started_at, executed, invocation)
     columns, rows = summarize_task(config, sweep_plan.run_id)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
-                        statuses, columns, rows)
+                        statuses, columns, rows, stopped)

@@ -12,11 +12,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
@@ -123,17 +121,6 @@ class RetryBook:
         if not self._waiting:
             return None
         return max(0.0, self._waiting[0].at - self.clock())
-
-
-def write_attempts(root: Path, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    """One atomic ``attempts`` file for a run (WarehouseWriter.write_batch does not write this
-    table: it is not in its WRITE_ORDER)."""
-    from warehouse.schema import TABLES
-    from warehouse.writer import table_dir, to_arrow, validate_run_id, write_atomic
-
-    data = to_arrow(TABLES["attempts"], rows)
-    part = f"part-{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(6)}.parquet"
-    write_atomic(table_dir(root, "attempts") / f"run_id={validate_run_id(run_id)}" / part, data)
 
 
 def attempt_counts(root: Path, run_id: str) -> dict[str, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 # Always forced: nothing we start may phone home.
@@ -24,6 +25,10 @@ FORCED = {
 DEFAULTS = {
     "RAY_AUTH_MODE": "disabled",
     "PREFECT_LOGGING_LEVEL": "WARNING",
+    # The ephemeral API shares the terminal: a failed request (a full disk under its SQLite
+    # database) would print a server traceback there. The client sees the failure and the run
+    # reports it in one line; set ERROR to see the server's side.
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
     "PREFECT_UI_ENABLED": "false",
     "LITELLM_LOG": "ERROR",
@@ -76,8 +81,22 @@ def apply() -> None:
     os.environ.setdefault("RAY_TMPDIR", f"/tmp/agentsweep-ray-{tag}")
 
 
-def prepare_prefect_home() -> None:
+def prefect_home() -> Path:
+    return Path(os.environ.get("PREFECT_HOME", str(agentsweep_home() / "prefect")))
+
+
+def prepare_prefect_home(home: Path | None = None) -> None:
     """Create Prefect's home only when a flow is about to run (a refused command leaves no
-    trace in AGENTSWEEP_HOME)."""
-    Path(os.environ.get("PREFECT_HOME", str(agentsweep_home() / "prefect"))).mkdir(
-        parents=True, exist_ok=True)
+    trace in AGENTSWEEP_HOME); a broken Prefect database in it is set aside, said on stderr,
+    and rebuilt by Prefect (pipeline.prefect_state)."""
+    from pipeline.prefect_state import DB_NAME, set_aside_if_broken
+
+    home = home or prefect_home()
+    home.mkdir(parents=True, exist_ok=True)
+    moved = set_aside_if_broken(home)
+    if moved is not None:
+        why, where = moved
+        sys.stderr.write(f"note: Prefect's database {home / DB_NAME} cannot be used ({why}); "
+                         f"moved it to {where} and starting a fresh one (it holds flow-run "
+                         "history only: the warehouse is untouched)\n")
+        sys.stderr.flush()

@@ -150,6 +150,23 @@ def refuse_existing(config: Any, append: bool) -> None:
                        "--run-id")
 
 
+def check_free_space(warehouse: Path) -> None:
+    """Room for Prefect's database and the warehouse before anything is written (a disk that
+    fills during Prefect's first start used to leave its database half-migrated)."""
+    from warehouse.diskspace import MB, free_bytes, min_free_bytes
+
+    try:
+        floor = min_free_bytes()
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    for what, path in (("the warehouse", warehouse), ("Prefect's home", hygiene.prefect_home())):
+        free = free_bytes(path)
+        if free < floor:
+            raise BadInput(f"{path}: only {free / MB:.1f} MB free on the disk of {what}; a run "
+                           f"needs {floor / MB:.0f} MB (AGENTSWEEP_MIN_FREE_MB). Free some "
+                           "space or point AGENTSWEEP_HOME at a larger disk")
+
+
 def _check_ray_address(address: str) -> None:
     """A cluster address must answer before a run joins it (Ray would retry for minutes)."""
     import socket
@@ -174,6 +191,7 @@ def check(config: Any, append: bool) -> list[Any]:
 
     try:
         validate_run_id(config.run_id)
+        check_free_space(config.warehouse)
         refuse_existing(config, append)
         if config.ray_address:
             _check_ray_address(config.ray_address)
@@ -224,6 +242,7 @@ def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
     from pipeline.executor import RayStartError
 
     previous = signal.signal(signal.SIGINT, _quiet_interrupt)
+    _keep_run_logs_off_the_terminal()
     try:
         outcome = sweep_flow(config)
     except RayStartError as exc:
@@ -237,7 +256,51 @@ def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
     mark("done")
+    from pipeline.prefect_state import mark_good
+
+    mark_good(hygiene.prefect_home())
     return report(config, outcome, terminal)
+
+
+def _disk_full(exc: BaseException, config: Any) -> bool:
+    """The failure came from a full disk: said so in the error, or (Prefect's API answers a
+    failed SQLite write with an HTTP 500) the disk of the warehouse or Prefect is full now."""
+    from warehouse.diskspace import WRITE_RESERVE_BYTES, free_bytes, is_no_space
+
+    return is_no_space(exc) or any(free_bytes(path) < WRITE_RESERVE_BYTES
+                                   for path in (config.warehouse, hygiene.prefect_home()))
+
+
+def _no_space_line(exc: BaseException, config: Any) -> str:
+    """The full disk, by path: the DiskFull in the chain, or the disk that is full now."""
+    from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
+
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, DiskFull):
+            return str(current)
+        current = current.__cause__ or current.__context__
+    for path in (config.warehouse, hygiene.prefect_home()):
+        free = free_bytes(path)
+        if free < WRITE_RESERVE_BYTES:
+            return str(DiskFull(path, free))
+    return "no space left on a disk the run writes to"
+
+
+class _NotRunLogs(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+
+
+def _keep_run_logs_off_the_terminal() -> None:
+    """Prefect's flow- and task-run log lines still reach its API (its database and UI) but
+    not the terminal: the command prints the run's outcome itself, and an unexpected exception
+    once (Prefect would add a traceback of its own, a full disk's among them). A log line the
+    API cannot store is dropped silently, as the standard library does in production."""
+    logging.raiseExceptions = False  # Prefect's API log handler checks this before printing
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _NotRunLogs) for f in handler.filters):
+            handler.addFilter(_NotRunLogs())
 
 
 def _quiet_interrupt(signum: int, frame: Any) -> None:
@@ -251,12 +314,20 @@ def _quiet_interrupt(signum: int, frame: Any) -> None:
 def report(config: Any, outcome: Any, terminal: Terminal) -> int:
     from pipeline.tables import print_rows, print_summary
 
-    print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
-                  f"pass rate, run {outcome.run_id}")
-    statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
-    terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
-                       f"({statuses}); skipped {outcome.skipped} already final")
+    if outcome.summary_rows or outcome.stopped is None:
+        print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
+                      f"pass rate, run {outcome.run_id}")
+    if outcome.stopped is None:
+        statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
+        terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
+                           f"({statuses}); skipped {outcome.skipped} already final")
     _print_reasons(config.warehouse, outcome.run_id, terminal, print_rows)
+    if outcome.stopped is not None:
+        terminal.err.print(f"error: stopped: {outcome.stopped}; the trials of the batch that did "
+                           "not fit were not saved and run again on resume. Free some space, "
+                           f"then: agentsweep run --run-id {outcome.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
     from pipeline.breaker import outages_of
 
     for outage in outages_of(outcome.run_id):
@@ -326,6 +397,7 @@ def main(options: RunOptions, terminal: Terminal) -> int:
     from pipeline.runlock import RunLocked, run_lock
 
     mark("checking the inputs")
+    config = None
     try:
         config = build_config(options)
         routes = check(config, options.append)
@@ -338,3 +410,14 @@ def main(options: RunOptions, terminal: Terminal) -> int:
     except BadInput as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT
+    except Exception as exc:
+        if config is None or not _disk_full(exc, config):
+            raise
+        from pipeline.sweep import recorded_config
+
+        again = (f"resume with: agentsweep run --run-id {config.run_id} --resume"
+                 if recorded_config(config.warehouse, config.run_id) is not None
+                 else "run the same command again")
+        terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
+                           f"Free some space, then {again}", markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE

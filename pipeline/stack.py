@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pipeline.hygiene import FORCED, RAY_START_PROXY, agentsweep_home
+from pipeline.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
 
 HOST = "127.0.0.1"
 READY_TIMEOUT_S = 120.0
@@ -84,6 +84,8 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     if current is not None:
         return current
     down(home)  # whatever is left of a stack that no longer answers
+    # A half-migrated Prefect database would make the server hang: set aside first.
+    prepare_prefect_home(Path(_prefect_env(home)["PREFECT_HOME"]))
     folder = stack_dir(home)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.attempts import Attempt, write_attempts
+from pipeline.attempts import Attempt
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
 from pipeline.grid import (
     DEFAULT_MODEL,
@@ -105,6 +105,8 @@ class SweepOutcome:
     statuses: dict[str, int] = field(default_factory=dict)
     summary_columns: list[str] = field(default_factory=list)
     summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the sweep stopped before its grid was done (a full disk), if it did."""
 
     @property
     def incomplete(self) -> int:
@@ -157,9 +159,9 @@ class BatchSink:
 
     A batch is written when ``batch_size`` final trials are pending, when ``flush_interval_s``
     has passed since the last write (a slow sweep loses little to a crash), and at the end.
-    Its attempts file is written first and its trials file last: a trial row is the commit
-    marker, so a crash in between leaves attempts of trials that a resume runs again (their
-    numbering continues), never a trial without its attempt.
+    A batch is one ``write_batch`` (trials file last, rolled back if any file fails): a trial
+    row is the commit marker, so only a kill mid-batch can leave attempts of trials that a
+    resume runs again (their numbering continues), never a trial without its attempt.
     """
 
     def __init__(self, writer: WarehouseWriter, batch_size: int,
@@ -196,17 +198,18 @@ class BatchSink:
             self.flush()
 
     def flush(self) -> None:
+        """One batch: its attempts, events and checks, then its trials (the commit marker),
+        all or nothing. On failure (a full disk) the rows stay pending and the error rises."""
         self._last_flush = time.monotonic()
-        if self._attempt_rows:
-            write_attempts(self.writer.root, self.writer.run_id, self._attempt_rows)
-            self._attempt_rows = []
-        if not self._pending:
+        if not self._attempt_rows and not self._pending:
             return
         self.writer.write_batch({
+            "attempts": self._attempt_rows,
             "trials": [r.trial for r in self._pending],
             "events": [e for r in self._pending for e in r.events],
             "checks": [c for r in self._pending for c in r.checks],
         })
+        self._attempt_rows = []
         self._pending = []
 
 

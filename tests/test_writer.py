@@ -79,3 +79,14 @@ def test_empty_warehouse_has_typed_empty_views(tmp_path: Path) -> None:
 def test_run_id_is_validated(bad: str) -> None:
     with pytest.raises(WarehouseError):
         validate_run_id(bad)
+
+
+def test_a_batch_that_cannot_be_written_whole_is_rolled_back(tmp_path: Path) -> None:
+    (tmp_path / "trials").mkdir()
+    (tmp_path / "trials" / "run_id=r1").write_text("in the way")  # the trials file cannot land
+    writer = WarehouseWriter(tmp_path, "r1")
+    with pytest.raises(OSError):
+        writer.write_batch({"trials": [_trial("t1", "a1", "complete", 0)],
+                            "events": [_event("t1", "a1")]})
+    assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("*.tmp"))
+    assert writer.files_written == []

@@ -3,7 +3,9 @@
 Layout: ``<root>/<table>/run_id=<run_id>/part-<time>-<uuid>.parquet``. A file is written under a
 temporary name in the same directory and renamed into place, so a reader (or a crash) sees either
 the whole file or nothing. Within a batch the ``trials`` file is written last: a trial row is the
-commit marker for its events and checks.
+commit marker for its events, checks and attempts. A batch that cannot be written whole (a full
+disk, say) is rolled back: the files it already wrote are removed, so the warehouse never holds
+attempts of a trial it does not hold. Free space is checked before a batch starts writing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -66,8 +69,10 @@ def write_atomic(path: Path, data: pa.Table) -> None:
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS:
+            raise DiskFull(path.parent, free_bytes(path.parent)) from None
         raise
 
 
@@ -89,9 +94,21 @@ class WarehouseWriter:
             for name in WRITE_ORDER
             if rows_by_table.get(name)
         ]
+        # Arrow's in-memory size bounds the compressed file from above.
+        needed = sum(data.nbytes for _, data in prepared) + WRITE_RESERVE_BYTES
+        free = free_bytes(self.root)
+        if free < needed:
+            raise DiskFull(self.root, free, needed)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         part = f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
-        for name, data in prepared:
-            path = table_dir(self.root, name) / f"run_id={self.run_id}" / part
-            write_atomic(path, data)
-            self.files_written.append(path)
+        written: list[Path] = []
+        try:
+            for name, data in prepared:
+                path = table_dir(self.root, name) / f"run_id={self.run_id}" / part
+                write_atomic(path, data)
+                written.append(path)
+        except BaseException:
+            for path in reversed(written):  # the trials file is last: nothing half-committed
+                path.unlink(missing_ok=True)
+            raise
+        self.files_written.extend(written)
