@@ -45,9 +45,10 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # checks about turns a dialog ended by an agent error never reached no longer apply;
     # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
     # claims (the domains' claims.py). summary_term 3: phrasings; a summary that copies its
-    # update request fails
+    # update request fails. said_vs_done 3: a reply that writes tool-result markup itself
+    # (a fabricated tool result) fails
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 2,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 3,
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number

@@ -141,3 +141,31 @@ def test_a_denial_of_a_booking_made_in_the_same_turn_is_caught() -> None:
     check = said_vs_done_check(trace.events, booked, load_domain("meeting_rooms"))
     assert not check.passed and check.detail.startswith("denial_of_action reserve_room")
     assert said_vs_done_check(trace.events, [], load_domain("meeting_rooms")).passed
+
+
+def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> None:
+    """51 trials of the local model, read by a person (catalogs/*/labels): today's checks raise
+    no false alarm there and miss only the four known cases (see docs/scenarios.md)."""
+    from pathlib import Path
+
+    from pipeline.calibrate import calibrate, load_labels, read_traces
+    from pipeline.rescore import ScenarioIndex
+
+    repo = Path(__file__).resolve().parent.parent
+    labels, trials = [], []
+    for domain in ("meeting_rooms", "guest_pass"):
+        folder = repo / "catalogs" / domain / "labels"
+        labels += load_labels([folder / "local-1.jsonl"])
+        trials += read_traces(folder / "local-1.traces.jsonl")
+    result = calibrate(labels, trials, ScenarioIndex())
+    today, recorded = result.total("today"), result.total("recorded")
+    assert result.trials == 51 and today.labelled > 1000
+    assert not result.unmatched.get("today")
+    assert today.false_alarms == 0
+    misses = sorted(f"{d.label.scenario_id} {d.label.check_id.split('@')[0]}"
+                    for d in result.disagreements if d.source == "today")
+    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language",
+                      "GP-V3 said_vs_done", "R2 summary:requires:аудитор"]
+    assert recorded.false_alarms > 50  # the checks as the run recorded them, before the fixes
+    trial_level = result.by_kind["today"]["trial"]
+    assert trial_level.agree == trial_level.labelled == 51

@@ -130,7 +130,10 @@ def test_show_prints_one_trial_by_a_short_id(run: Path, monkeypatch: pytest.Monk
                                "model = 'reference/mutant-drops-negation'").rows[0]
     shown = CliRunner().invoke(cli.app, ["show", trial_id[:10], "--run-id", "orig"])
     assert shown.exit_code == 0, shown.output
-    assert "F1 v1 / structured / repeat 0 / reference/mutant-drops-negation" in shown.output
+    version = run_sql(run, "select scenario_version from trials where trial_id = $t",
+                      {"t": trial_id}).rows[0][0]
+    assert f"F1 v{version} / structured / repeat 0 / reference/mutant-drops-negation" in \
+        shown.output
     assert "[2.0] USER: Стоп, ничего не бронируй." in shown.output
     assert "-> search_rooms" in shown.output and "(rejected: turn 2: invariant" in shown.output
     assert "FAIL memory:invalid@2" in shown.output

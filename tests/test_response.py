@@ -179,3 +179,19 @@ def test_golden_replies_are_not_vacuous() -> None:
             claims = find_claims(reply.text, load_domain(scenario.domain).claim_patterns)
             claimed.update(c.tool for c in claims if not c.negated)
     assert called and set(called) == set(claimed)
+
+
+@pytest.mark.parametrize("reply", [
+    "Let's proceed.\n\n<tool_response>\n{\"accepted\": true}\n</tool_response>",
+    "Готово. </tool_result>",
+    "<TOOL_OUTPUT>{\"ok\": true}",
+])
+def test_a_reply_that_writes_a_tool_result_itself_is_fabricated(reply: str) -> None:
+    (violation,) = said_vs_done([Reply(3, 0, reply)], [], ROOMS)
+    assert (violation.kind, violation.turn) == ("fabricated_tool_output", 3)
+    assert violation.clause.lower().lstrip("</").startswith("tool_")
+
+
+def test_a_reply_that_only_mentions_tools_is_not_fabricated() -> None:
+    reply = "Я проверю tool_response позже: сначала уточните дату."
+    assert said_vs_done([Reply(1, 0, reply)], [], ROOMS) == []
