@@ -93,8 +93,8 @@ class RetryBook:
                retry_after_s: float | None = None, free: bool = False) -> Attempt:
         """Decide on a finished attempt; a retried one is queued for its due time. ``free``:
         the attempt failed while its provider was down (pipeline.breaker): retried without
-        using up the budget."""
-        if free and is_retryable(result):
+        using up the budget, unless the policy allows one attempt only (no retries at all)."""
+        if free and is_retryable(result) and self.policy.max_attempts > 1:
             self._free[spec.trial_id] = self._free.get(spec.trial_id, 0) + 1
         budget_used = (number - self.prior.get(spec.trial_id, 0)  # a resume: a fresh budget
                        - self._free.get(spec.trial_id, 0))

@@ -60,7 +60,7 @@ def previous_nightly_run(root: Path, candidate: str) -> str | None:
           AND started_at < coalesce(
                 (SELECT min(started_at) FROM runs WHERE run_id = $candidate), now())
         GROUP BY run_id ORDER BY max(started_at) DESC LIMIT 1""",
-        {"prefix": NIGHTLY_PREFIX, "candidate": candidate})
+        {"prefix": NIGHTLY_PREFIX, "candidate": candidate}, all_runs=True)
     return str(result.rows[0][0]) if result.rows else None
 
 

@@ -387,7 +387,8 @@ class _Execution:
         self.finished = 0
         self.stopped = False
         """A provider refused its configuration: no new trial is started (pipeline.errors)."""
-        self.breaker = Breaker(on_change=options.on_outage or mark)
+        self.breaker = Breaker(max_outage_s=options.retry.max_outage_s,
+                               on_change=options.on_outage or mark)
         keep_outages(ctx.run_id, self.breaker.outages)
         self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
         """Trials (and retries) held while their provider group is down."""

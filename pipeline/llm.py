@@ -185,6 +185,11 @@ def classify(litellm: Any, exc: Exception) -> Exception:
     message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
     if isinstance(exc, litellm.ContextWindowExceededError):
         return AgentError("context_limit", message)
+    if REFERENCE_ERROR_MARK in str(exc):
+        # A broken reference script is our harness's fault, whatever LiteLLM wraps it in (an
+        # APIConnectionError in process, a 400 from the reference server): never the
+        # configuration's, never the agent's.
+        return InfraError("harness_error", message)
     refused = (litellm.AuthenticationError, litellm.PermissionDeniedError,
                litellm.NotFoundError, litellm.BadRequestError, litellm.UnsupportedParamsError)
     if isinstance(exc, refused) or _MISSING_KEY.search(str(exc)):
@@ -196,10 +201,6 @@ def classify(litellm: Any, exc: Exception) -> Exception:
         ("overloaded", litellm.ServiceUnavailableError),
         ("server_error", litellm.InternalServerError),
     ]
-    if REFERENCE_ERROR_MARK in str(exc):
-        # LiteLLM wraps a custom provider's exception in APIConnectionError: a broken
-        # reference script is our harness's fault, not a connection problem.
-        return InfraError("harness_error", message)
     if _connection_failed(exc):
         return InfraError("connection", message)
     for kind, cls in table:

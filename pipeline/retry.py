@@ -16,6 +16,11 @@ class RetryPolicy(BaseModel):
                               description="Attempts per trial, the first included.")
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
+    max_outage_s: float = Field(
+        default=900.0, ge=0, allow_inf_nan=False,
+        description="How long a provider that is down (pipeline.breaker) is waited out: its "
+        "trials paused, one probe at a time; past it, retry budgets apply again and its "
+        "trials end incomplete. 0: never wait out an outage.")
 
     def delay_s(self, attempt: int, rng: random.Random,
                 retry_after_s: float | None = None) -> float:

@@ -64,6 +64,7 @@ class RunOptions:
 
 def build_config(options: RunOptions) -> Any:
     """The SweepConfig the options describe; BadInput for a mistake."""
+    from pipeline.catalog import CatalogError
     from pipeline.sweep import SweepConfig
 
     if options.resume and not options.run_id and options.spec is None:
@@ -83,6 +84,8 @@ def build_config(options: RunOptions) -> Any:
         return SweepConfig(**args)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
+    except CatalogError as exc:  # a spec file's mistake: file:line: field: message
+        raise BadInput(str(exc)) from None
 
 
 def _grid_args(options: RunOptions) -> dict[str, Any]:

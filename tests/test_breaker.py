@@ -67,7 +67,9 @@ def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
 
     def outage() -> None:
         nonlocal server
-        time.sleep(2.0)
+        deadline = time.monotonic() + 60
+        while sum(server.counts.values()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)  # mid-sweep: some trials done, most still to come
         server.stop()
         time.sleep(30.0)
         server = start_server(port=port)

@@ -186,16 +186,18 @@ def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         sweep_plan = _http_plan(config, server)
         killed: list[int] = []
 
-        def kill_one_worker_mid_trial() -> None:
+        def kill_the_workers_mid_trial() -> None:
             deadline = time.monotonic() + 45
             while sum(server.counts.values()) < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)  # model calls are open on the server (2 at a time)
-            workers = _trial_workers()
-            if workers:
-                os.kill(workers[0], signal.SIGKILL)
-                killed.append(workers[0])
+            for worker in _trial_workers():  # all of them: one may be a dying one of an
+                try:                             # earlier test's pool, not running a trial
+                    os.kill(worker, signal.SIGKILL)
+                    killed.append(worker)
+                except ProcessLookupError:
+                    pass
 
-        killer = threading.Thread(target=kill_one_worker_mid_trial)
+        killer = threading.Thread(target=kill_the_workers_mid_trial)
         killer.start()
         statuses = execute_plan(config, sweep_plan)
         killer.join()

@@ -75,12 +75,14 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 """Parameters that name the runs a query is about: the query then reads only their files."""
 
 
-def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None) -> QueryResult:
-    """Our own SQL (trusted). Scoped to the runs its parameters name; an unreadable file is a
-    WarehouseError naming it."""
+def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
+            all_runs: bool = False) -> QueryResult:
+    """Our own SQL (trusted). Scoped to the runs its parameters name unless ``all_runs`` (a
+    query that looks across runs, e.g. for a baseline); an unreadable file is a WarehouseError
+    naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = connect(root, runs=scoped or None)
+        con = connect(root, runs=None if all_runs else scoped or None)
         try:
             cursor = con.execute(sql, params or {})
             columns = [d[0] for d in cursor.description or []]
