@@ -183,10 +183,15 @@ def silent_provider(repeats: int) -> Outcome:
         silent.bind(("127.0.0.1", 0))
         silent.listen(64)
         port = silent.getsockname()[1]
+        spec = home.parent / "silent.yaml"  # JSON is YAML
+        spec.write_text(json.dumps({
+            "suites": [str(SUITE)], "scenarios": ["V1", "F1"], "memory_modes": ["chat"],
+            "repeats": 1, "run_id": "f",
+            "retry": {"max_attempts": 2, "max_outage_s": 5},  # the default waits out 15 min
+            "models": [{"name": "reference-http/golden", "timeout_s": 1,
+                        "api_base": f"http://127.0.0.1:{port}/v1"}]}))
         started = time.monotonic()
-        result = agentsweep(home, "run", "--suite", str(SUITE), "--scenario", "V1",
-                            "--scenario", "F1", "--memory-mode", "chat", "--repeats", "1",
-                            "--run-id", "f", *http_args(port), "--timeout-s", "1")
+        result = agentsweep(home, "run", "--spec", str(spec))
         out.wall_s = time.monotonic() - started
     out.exits.append(result.returncode)
     one_line_error(out, result)
