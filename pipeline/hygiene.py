@@ -87,12 +87,16 @@ def prefect_home() -> Path:
 
 def prepare_prefect_home(home: Path | None = None) -> None:
     """Create Prefect's home only when a flow is about to run (a refused command leaves no
-    trace in AGENTSWEEP_HOME); a broken Prefect database in it is set aside, said on stderr,
-    and rebuilt by Prefect (pipeline.prefect_state)."""
-    from pipeline.prefect_state import DB_NAME, set_aside_if_broken
+    trace in AGENTSWEEP_HOME); an API a killed run left on its database is stopped; a broken
+    Prefect database in it is set aside, said on stderr, and rebuilt by Prefect
+    (pipeline.prefect_state)."""
+    from pipeline.prefect_state import DB_NAME, set_aside_if_broken, stop_orphaned_apis
 
     home = home or prefect_home()
     home.mkdir(parents=True, exist_ok=True)
+    for pid in stop_orphaned_apis(home):
+        sys.stderr.write(f"note: stopped a Prefect API (pid {pid}) that a killed run left "
+                         f"running on {home / DB_NAME}\n")
     moved = set_aside_if_broken(home)
     if moved is not None:
         why, where = moved

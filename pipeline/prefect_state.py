@@ -147,3 +147,80 @@ def mark_good(home: Path) -> None:
         os.replace(tmp, home / MARKER_NAME)
     except OSError:  # a full disk: the marker is a convenience, the run's results are saved
         tmp.unlink(missing_ok=True)
+
+
+API_FACTORY = "prefect.server.api.server:create_app"
+"""In the command line of Prefect's API subprocesses (ephemeral, or ``prefect server start
+--background``)."""
+EPHEMERAL_MARK = b"PREFECT__SERVER_EPHEMERAL=1"
+"""In the environment of an ephemeral API (one a client started for itself) only."""
+
+
+def stop_orphaned_apis(home: Path, grace_s: float = 5.0) -> list[int]:
+    """Stop ephemeral Prefect APIs on this home's database whose driver is gone; their pids.
+
+    A driver killed with SIGKILL cannot stop the ephemeral API it started: the API lives on
+    (reparented to init), holding the database and ~200 MB, one more per killed run. An
+    ephemeral API is an orphan when its parent is init (pid 1); one a live driver runs has that
+    driver as its parent. Servers a person started (``prefect server start``, ``agentsweep
+    up``) are not ephemeral and are never touched."""
+    db = own_database(home)
+    if db is None or not db.exists():
+        return []
+    target = db.resolve()
+    stopped = []
+    for pid in _api_processes():
+        if _parent(pid) == 1 and _ephemeral(pid) and _holds(pid, target):
+            _stop(pid, grace_s)
+            stopped.append(pid)
+    return stopped
+
+
+def _api_processes() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if API_FACTORY.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+    return found
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])  # after "pid (comm) state": the ppid
+
+
+def _ephemeral(pid: int) -> bool:
+    try:
+        return EPHEMERAL_MARK in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _holds(pid: int, path: Path) -> bool:
+    try:
+        links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+    except OSError:
+        return False
+    return str(path) in links
+
+
+def _stop(pid: int, grace_s: float) -> None:
+    import signal
+    import time
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # init reaps it
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
