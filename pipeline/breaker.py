@@ -80,10 +80,16 @@ class Breaker:
                if g.down_since is not None and not g.probing]
         return None if not due else max(0.0, min(due) - self.clock())
 
-    def record(self, name: str, infra_failed: bool) -> None:
-        """A finished attempt of the group: its outcome moves the breaker."""
+    def record(self, name: str, infra_failed: bool | None) -> None:
+        """A finished attempt of the group: its outcome moves the breaker. ``None``: it says
+        nothing about the provider (a harness error, a lost worker); it only ends a probe, and
+        the next one is due at once."""
         group = self._group(name)
         was_probe, group.probing = group.probing, False
+        if infra_failed is None:
+            if was_probe:
+                group.next_probe = self.clock()
+            return
         if not infra_failed:
             group.failures = 0
             if group.down_since is not None:

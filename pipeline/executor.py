@@ -468,9 +468,17 @@ class _Execution:
         result, retry_after_s = self._output(ref, flight)
         group = group_of(flight.spec.model.name)
         kind = result.trial.get("error_kind")
-        if result.status != "incomplete" or kind in PROVIDER_FAILURES:
-            self.breaker.record(group, infra_failed=kind in PROVIDER_FAILURES)
-        free = self.breaker.down(group) and not self.breaker.outage_too_long(group)
+        provider_failed = kind in PROVIDER_FAILURES
+        # An attempt its provider answered before it failed shows a flaky provider, not a down
+        # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
+        # never a free retry (its budget applies).
+        answered = int(result.trial.get("model_calls") or 0) > 0
+        verdict: bool | None = None  # a harness error before any answer: says nothing
+        if provider_failed or answered or result.status != "incomplete":
+            verdict = provider_failed and not answered
+        self.breaker.record(group, infra_failed=verdict)
+        free = (not answered and self.breaker.down(group)
+                and not self.breaker.outage_too_long(group))
         attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s, free=free)
         if self.on_attempt is not None:
             self.on_attempt(attempt)

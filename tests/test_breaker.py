@@ -3,6 +3,7 @@ completes when it is back, without burning their retry budget."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import replace
@@ -13,7 +14,7 @@ from conftest import MEETING_SUITE
 
 from pipeline.breaker import Breaker
 from pipeline.models.reference import SCRIPT_KEY, golden_script
-from pipeline.models.server import start_server
+from pipeline.models.server import RequestError, _Handler, start_server
 from pipeline.retry import RetryPolicy
 from pipeline.sweep import SweepConfig, execute_plan, plan
 from warehouse.query import run_sql
@@ -47,7 +48,16 @@ def test_the_breaker_opens_probes_with_backoff_and_closes() -> None:
     breaker.record("openai", infra_failed=False)
     assert not breaker.down("openai") and "resumed" in said[-1]
     assert breaker.allows("anthropic")  # groups are apart
-    assert [o.group for o in breaker.outages] == ["openai"] and breaker.outages[0].until
+    for _ in range(3):
+        breaker.record("openai", infra_failed=True)
+    clock.now = 10.0
+    assert breaker.allows("openai") and not breaker.allows("openai")
+    breaker.record("openai", infra_failed=None)  # the probe was lost (its worker died)
+    assert breaker.down("openai") and breaker.allows("openai")  # the next probe, at once
+    breaker.record("openai", infra_failed=False)
+    assert not breaker.down("openai")
+    assert [o.group for o in breaker.outages] == ["openai", "openai"]
+    assert all(o.until for o in breaker.outages)
 
 
 def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
@@ -87,3 +97,37 @@ def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
                                      "'incomplete') from attempts").rows[0]
     assert failed >= 3  # the outage was seen...
     assert attempts - trials == failed <= 4 + 3 + 12  # ...and cost in-flight + probes, no more
+
+
+class _FirstCallOnlyHandler(_Handler):
+    """A flaky provider that is never down: the first call of a dialog is answered, every
+    later one fails with a 500."""
+
+    def _answer(self, raw: bytes) -> None:
+        messages = json.loads(raw).get("messages", [])
+        if any(m.get("role") == "assistant" for m in messages):
+            self._send_error(RequestError(500, "flaky", "server_error"))
+        else:
+            super()._answer(raw)
+
+
+def test_a_provider_that_answers_then_fails_is_flaky_not_down(
+        ray_local: Any, tmp_path: Path) -> None:
+    root = tmp_path / "warehouse"
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1", "C1"],
+                         models=["openai/golden"], memory_modes=["chat"], repeats=2,
+                         run_id="flaky", warehouse=root, max_in_flight=2,
+                         retry=RetryPolicy(max_attempts=2, backoff_base_s=0.05,
+                                           backoff_max_s=0.1, max_outage_s=20))
+    with start_server(port=0) as server:
+        server.server.RequestHandlerClass = _FirstCallOnlyHandler
+        base = plan(config)
+        pending = [replace(s, extra={"api_base": server.api_base, "api_key": "sk-test-not-a-key",
+                                     "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})
+                   for s in base.pending]
+        statuses = execute_plan(config, replace(base, pending=pending))
+    assert statuses == {"incomplete": 6}
+    # each attempt was answered before it failed: the breaker stayed shut, so no attempt was a
+    # free outage retry and every trial used exactly its budget of two
+    assert run_sql(root, "select count(*), count(*) filter (where error_kind = 'server_error'), "
+                         "max(attempt) from attempts").rows == [(12, 12, 2)]
