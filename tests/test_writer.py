@@ -90,3 +90,20 @@ def test_a_batch_that_cannot_be_written_whole_is_rolled_back(tmp_path: Path) -> 
                             "events": [_event("t1", "a1")]})
     assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("*.tmp"))
     assert writer.files_written == []
+
+
+def test_files_of_an_older_schema_read_newer_columns_as_null(tmp_path: Path) -> None:
+    """Months of traces span schema versions: a v1 file (no cached_input_tokens, no
+    system_fingerprint) must not break today's SQL over the run it belongs to."""
+    writer = WarehouseWriter(tmp_path, "r1")
+    writer.write_batch({"trials": [_trial("t1", "a1", "complete", 0)],
+                        "events": [{**_event("t1", "a1"), "cached_input_tokens": 7}]})
+    for path in (tmp_path / "events").rglob("*.parquet"):  # the same rows as v1 wrote them
+        old = pq.read_table(path)
+        pq.write_table(old.drop_columns(["cached_input_tokens"]), path)
+    WarehouseWriter(tmp_path, "r2").write_batch({"events": [
+        {**_event("t2", "b1"), "run_id": "r2", "cached_input_tokens": 5}]})
+    assert run_sql(tmp_path, "select count(*), count(cached_input_tokens) from events_all "
+                             "where run_id = $run_id", {"run_id": "r1"}).rows == [(1, 0)]
+    assert run_sql(tmp_path, "select run_id, cached_input_tokens from events_all order by 1"
+                   ).rows == [("r1", None), ("r2", 5)]

@@ -43,13 +43,14 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
         folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
         patterns = [_quote(str(directory / f / "*.parquet")) for f in folders
                     if any(directory.glob(f"{f}/*.parquet"))]
-        if patterns:
+        con.register(f"_{name}_empty", table.arrow_schema().empty_table())
+        if patterns:  # files of older schema versions lack newer columns: those read as NULL
             con.execute(
                 f"CREATE VIEW {name}_all AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
-                "union_by_name = true, hive_partitioning = false)"
+                f"union_by_name = true, hive_partitioning = false) "
+                f"UNION ALL BY NAME SELECT * FROM _{name}_empty"
             )
         else:
-            con.register(f"_{name}_empty", table.arrow_schema().empty_table())
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
     con.execute(sql_text("views"))
     if locked:
