@@ -116,7 +116,7 @@ class LiteLLMClient:
             kwargs["tools"] = tools
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": purpose, "schema": response_schema}}
+                "name": purpose, "schema": portable_schema(response_schema)}}
         with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
             started = time.perf_counter()
             try:
@@ -139,6 +139,36 @@ def call_timeout(total_s: float) -> Any:
     import httpx  # LiteLLM's own dependency
 
     return httpx.Timeout(total_s, connect=min(CONNECT_TIMEOUT_S, total_s))
+
+
+def portable_schema(schema: Any) -> Any:
+    """The schema with ``\\d`` in its patterns spelled ``[0-9]``: the same language (JSON
+    Schema patterns are ECMA-262, where ``\\d`` is ``[0-9]``), but grammar-constrained servers
+    (llama.cpp) do not support the escape and would drop the whole pattern."""
+    if isinstance(schema, dict):
+        return {key: _digits_spelled_out(value) if key == "pattern" and isinstance(value, str)
+                else portable_schema(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [portable_schema(item) for item in schema]
+    return schema
+
+
+def _digits_spelled_out(pattern: str) -> str:
+    out, in_class, index = [], False, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            pair = pattern[index:index + 2]
+            out.append(("0-9" if in_class else "[0-9]") if pair == "\\d" else pair)
+            index += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def enforces_schema(litellm: Any, route: ModelRoute) -> bool:

@@ -4,6 +4,7 @@ in OpenAI's shape, and the same code path through LiteLLM as any provider."""
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from typing import Any
 
@@ -85,3 +86,16 @@ def test_the_structured_state_comes_back_valid_against_the_schema(local_server: 
 def test_a_request_that_is_not_a_chat_is_refused_in_openais_shape(local_server: Any) -> None:
     status, body = local_server.complete({"messages": "not a list"})
     assert status == 400 and body["error"]["type"] == "invalid_request_error"
+
+
+def test_a_pattern_with_digit_escapes_is_enforced_by_the_grammar(local_server: Any) -> None:
+    """JSON Schema's ``\\d`` is spelled ``[0-9]`` before it reaches llama.cpp, whose grammar
+    would otherwise drop the pattern and accept any string (a date in words, say)."""
+    schema = {"type": "object", "additionalProperties": False, "required": ["date"],
+              "properties": {"date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}}}
+    request = [{"role": "system", "content": "Answer with JSON."},
+               {"role": "user", "content": "Write the date 'the seventh of August 2026' in "
+                                           "words, exactly as I wrote it."}]
+    reply = _client(local_server, max_tokens=60).complete(
+        request, None, purpose="state", response_schema=schema)
+    assert re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", json.loads(reply.content or "")["date"])
