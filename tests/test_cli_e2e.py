@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MEETING_SUITE, descendants
+from conftest import MEETING_SUITE, session_members
 
 from pipeline.catalog import load_suite
 from pipeline.local import local_model
@@ -147,7 +147,7 @@ def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
     finally:
         if driver.poll() is None:
             driver.kill()
-        for pid in descendants(driver.pid) if driver.poll() is None else []:
+        for pid in session_members(driver.pid):  # e.g. the ephemeral Prefect API of a kill -9
             os.kill(pid, signal.SIGKILL)
 
 
