@@ -194,7 +194,8 @@ def _port_open(host: str, port: int) -> bool:
         return False
 
 
-def _session_pids(session: int) -> list[int]:
+def session_pids(session: int) -> list[int]:
+    """The live processes of a session (zombies, already dead, left out)."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -203,13 +204,13 @@ def _session_pids(session: int) -> list[int]:
                     fields = handle.read().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if int(fields[3]) == session:  # the session id field
+            if fields[0] != "Z" and int(fields[3]) == session:  # state, session id
                 pids.append(int(entry))
     return pids
 
 
 def _session_alive(session: int) -> bool:
-    return bool(_session_pids(session))
+    return bool(session_pids(session))
 
 
 def _stop_session(session: int, grace_s: float = 15.0) -> None:
@@ -217,7 +218,7 @@ def _stop_session(session: int, grace_s: float = 15.0) -> None:
     everything left in the session; SIGKILL whatever outlives that."""
     for leader_only, sig, wait in ((True, signal.SIGTERM, grace_s),
                                    (False, signal.SIGTERM, 5.0), (False, signal.SIGKILL, 5.0)):
-        pids = _session_pids(session)
+        pids = session_pids(session)
         if not pids:
             return
         for pid in [session] if leader_only else pids:
@@ -226,5 +227,5 @@ def _stop_session(session: int, grace_s: float = 15.0) -> None:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + wait
-        while _session_pids(session) and time.monotonic() < deadline:
+        while session_pids(session) and time.monotonic() < deadline:
             time.sleep(0.2)

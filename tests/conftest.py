@@ -63,22 +63,6 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def session_members(session: int) -> list[int]:
-    """Every process of a session (a driver started with ``start_new_session``): what a
-    SIGKILLed driver leaves (its ephemeral Prefect API) is still in its session."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[3]) == session and fields[0] != "Z":
-                found.append(int(entry))
-    return found
-
-
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[Any]:
     """A real local Ray for the whole session (2 CPUs, small object store)."""

@@ -17,12 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MEETING_SUITE, session_members
+from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
 from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID
 from pipeline.local.weights import gguf_path
+from pipeline.stack import session_pids
 
 BIN = Path(sys.executable).parent
 GRID = len(load_suite(MEETING_SUITE).scenarios) * 2  # chat mode only, 2 repeats
@@ -147,7 +148,7 @@ def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
     finally:
         if driver.poll() is None:
             driver.kill()
-        for pid in session_members(driver.pid):  # e.g. the ephemeral Prefect API of a kill -9
+        for pid in session_pids(driver.pid):  # e.g. the ephemeral Prefect API of a kill -9
             os.kill(pid, signal.SIGKILL)
 
 

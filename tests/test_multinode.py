@@ -40,6 +40,7 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.hygiene import FORCED, RAY_START_PROXY
+from pipeline.stack import session_pids
 
 BIN = Path(sys.executable).parent
 HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
@@ -88,21 +89,6 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _session_pids(sid: int) -> list[int]:
-    """Live processes of session ``sid`` (a session this test created)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[3]) == sid:
-            pids.append(int(entry.name))
-    return pids
-
-
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -120,7 +106,7 @@ def _signal(pids: list[int], sig: int) -> None:
 
 def _wait_gone(sid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while _session_pids(sid):
+    while session_pids(sid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.2)
@@ -153,12 +139,12 @@ class Node:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 pass
-        starters = [p for p in _session_pids(sid) if b"ray\0start" in _cmdline(p)]
+        starters = [p for p in session_pids(sid) if b"ray\0start" in _cmdline(p)]
         _signal(starters or [sid], signal.SIGTERM)
         if not _wait_gone(sid, 15):
-            _signal(_session_pids(sid), signal.SIGTERM)
+            _signal(session_pids(sid), signal.SIGTERM)
             if not _wait_gone(sid, 5):
-                _signal(_session_pids(sid), signal.SIGKILL)
+                _signal(session_pids(sid), signal.SIGKILL)
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
