@@ -50,6 +50,7 @@ def _specs(count: int) -> list[Any]:
 def run_config(slots: int, threads: int, trials: int) -> dict[str, float]:
     from pipeline.local import ensure_weights, local_model
     from pipeline.local.server import LocalModelServer, ServeOptions
+    from pipeline.trace import AssistantMessage, MemoryUpdate
     from pipeline.trial import RunContext, run_trial
 
     spec = local_model("local/default")
@@ -65,13 +66,13 @@ def run_config(slots: int, threads: int, trials: int) -> dict[str, float]:
     wall = time.perf_counter() - began
     server.stop()
     calls = [e for r in results for e in r.events
-             if e["kind"] in ("assistant_message", "memory_update")]
-    prompt = sum(e["input_tokens"] or 0 for e in calls)
-    cached = sum(e["cached_input_tokens"] or 0 for e in calls)
+             if isinstance(e, AssistantMessage | MemoryUpdate)]
+    prompt = sum(e.input_tokens or 0 for e in calls)
+    cached = sum(e.cached_input_tokens or 0 for e in calls)
     return {
         "load_s": load_s, "wall_s": wall, "trials_per_min": 60 * len(results) / wall,
-        "s_per_call": statistics.mean(e["latency_ms"] for e in calls) / 1000,
-        "s_per_trial": statistics.mean(r.trial["latency_ms"] for r in results) / 1000,
+        "s_per_call": statistics.mean(e.latency_ms or 0.0 for e in calls) / 1000,
+        "s_per_trial": statistics.mean(r.trial.latency_ms for r in results) / 1000,
         "calls": len(calls), "cache_hit": cached / prompt if prompt else 0.0,
         "statuses": " ".join(f"{k}={v}" for k, v in sorted(
             {s: sum(r.status == s for r in results) for s in {r.status for r in results}}

@@ -21,10 +21,16 @@ from pipeline.llm import ModelClient, ModelReply, ToolCallRequest
 from pipeline.memory import ChatMemory, Memory
 from pipeline.redact import redact, redact_optional
 from pipeline.sandbox import Sandbox
-from pipeline.trace import Trace
+from pipeline.trace import (
+    BLOCKED,
+    AssistantMessage,
+    MemoryUpdate,
+    ToolCall,
+    ToolResult,
+    Trace,
+    UserMessage,
+)
 
-BLOCKED = "blocked: "
-"""Prefix of the tool_error of a call the memory gate refused (it never reached the sandbox)."""
 LOOP_CALLS = 3
 """The same call (tool and arguments) this many times in one turn ends the trial: a loop."""
 TRUNCATED = "length"
@@ -53,8 +59,8 @@ class Agent:
         history: list[dict[str, Any]] = []
         for turn, text in enumerate(user_turns, start=1):
             before = self.memory.snapshot()
-            event = trace.add(turn, 0, "user_message", content=redact(text),
-                              active_state_before=redact_optional(before))
+            event = trace.add(UserMessage(turn=turn, content=redact(text),
+                                          active_state_before=redact_optional(before)))
             trace.turns_played = turn
             self.memory.update(turn, text, history, self.model,
                                partial(self._record_memory, turn, trace))
@@ -67,12 +73,12 @@ class Agent:
         """A memory update call: the committed memory, or the rejected output and why."""
         record_usage(trace, reply)
         content = self.memory.snapshot() if rejected is None else reply.content
-        trace.add(turn, 0, "memory_update", content=redact_optional(content),
-                  state_revision=self.memory.revision,
-                  tool_error=None if rejected is None else redact(f"rejected: {rejected}"),
-                  input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                  cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
-                  finish_reason=reply.finish_reason)
+        trace.add(MemoryUpdate(
+            turn=turn, content=redact_optional(content), state_revision=self.memory.revision,
+            rejected=None if rejected is None else redact(rejected),
+            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+            cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+            finish_reason=reply.finish_reason))
 
     def _system(self) -> dict[str, Any]:
         note = self.memory.planner_note()
@@ -110,7 +116,8 @@ class Agent:
         spec = self.sandbox.domain.tool(call.name)
         kind = spec.kind if spec is not None else "read"
         decision = self.memory.gate(call.name, kind, planned_revision)
-        if decision.allowed:
+        blocked = not decision.allowed
+        if not blocked:
             outcome = self.sandbox.call(call.name, call.arguments)
             result, error = outcome.result, outcome.error
             intercepted, revision = outcome.intercepted, outcome.state_revision
@@ -118,19 +125,20 @@ class Agent:
             error = f"{BLOCKED}{decision.reason}"
             result, intercepted, revision = {"error": error}, False, self.sandbox.revision
         result_json = json.dumps(result, ensure_ascii=False, sort_keys=True)
-        trace.add(turn, step, "tool_call", tool_name=call.name, tool_call_id=call.id,
-                  arguments=redact(call.arguments), intercepted=intercepted,
-                  state_revision=revision, tool_error=error)
-        trace.add(turn, step, "tool_result", tool_name=call.name, tool_call_id=call.id,
-                  result=redact(result_json), tool_error=error)
+        trace.add(ToolCall(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
+                           arguments=redact(call.arguments), intercepted=intercepted,
+                           state_revision=revision, tool_error=error, blocked=blocked))
+        trace.add(ToolResult(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
+                             result=redact(result_json), tool_error=error, blocked=blocked))
         return {"role": "tool", "tool_call_id": call.id, "content": result_json}
 
     @staticmethod
     def _record_reply(turn: int, step: int, reply: ModelReply, trace: Trace) -> None:
-        trace.add(turn, step, "assistant_message", content=redact_optional(reply.content),
-                  input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                  cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
-                  finish_reason=reply.finish_reason)
+        trace.add(AssistantMessage(
+            turn=turn, step=step, content=redact_optional(reply.content),
+            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+            cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+            finish_reason=reply.finish_reason))
 
 
 def _canonical_arguments(arguments: str) -> str:

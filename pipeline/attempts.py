@@ -16,20 +16,21 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 from pipeline.errors import InfraErrorKind
 from pipeline.grid import TrialSpec
 from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
 from pipeline.trial import TrialResult
+from warehouse.rows import AttemptRow
 
 RETRYABLE_KINDS: frozenset[str] = frozenset(get_args(InfraErrorKind))
 """Error kinds of an ``incomplete`` trial that a retry may cure (all infrastructure kinds)."""
 
 
 def is_retryable(result: TrialResult) -> bool:
-    return result.status == "incomplete" and result.trial.get("error_kind") in RETRYABLE_KINDS
+    return result.status == "incomplete" and result.trial.error_kind in RETRYABLE_KINDS
 
 
 @dataclass(frozen=True)
@@ -44,22 +45,16 @@ class Attempt:
     retry_delay_s: float | None = None
     """Backoff before the next attempt, when retried."""
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> AttemptRow:
         trial = self.result.trial
-        message = trial.get("error_message")
-        return {
-            "run_id": trial["run_id"],
-            "trial_id": trial["trial_id"],
-            "attempt_id": trial["attempt_id"],
-            "attempt": self.number,
-            "outcome": trial["status"],
-            "error_kind": trial.get("error_kind"),
-            "message": None if message is None else redact(str(message)),
-            "node_id": trial.get("node_id"),
-            "started_at": trial["started_at"],
-            "finished_at": trial["finished_at"],
-            "retry_delay_s": self.retry_delay_s,
-        }
+        message = trial.error_message
+        return AttemptRow(
+            run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id,
+            attempt=self.number, outcome=trial.status, error_kind=trial.error_kind,
+            message=None if message is None else redact(message), node_id=trial.node_id,
+            started_at=trial.started_at, finished_at=trial.finished_at,
+            retry_delay_s=self.retry_delay_s,
+        )
 
 
 @dataclass(order=True)

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.catalog import CatalogError
 from pipeline.catalog.errors import format_pydantic_error
-from pipeline.checks import KIND_OF_ID_PREFIX
 from pipeline.rescore import ScenarioIndex, StoredTrial, rescore
+from pipeline.scoring import KIND_OF_ID_PREFIX
 
 Verdict = Literal["pass", "fail", "n/a"]
 """``n/a``: the check should not be there at all (its turn was never reached, say): a failure

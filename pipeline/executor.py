@@ -36,7 +36,7 @@ from pipeline.attempts import Attempt, RetryBook
 from pipeline.breaker import Breaker, keep_outages
 from pipeline.errors import CONFIG_ERROR
 from pipeline.grid import TrialSpec
-from pipeline.hygiene import RAY_START_PROXY
+from pipeline.hygiene import RAY_START_PROXY, WORKER_ENV
 from pipeline.limits import CallGate, LimiterRef, create_limiters, group_of
 from pipeline.models.faults import FaultProfile
 from pipeline.phases import mark
@@ -51,12 +51,6 @@ PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_er
 """Error kinds that say the provider failed (a harness error or a refused configuration does
 not move the circuit breaker)."""
 
-# Workers get the proxy of the Ray start-up cleared, and the offline switches set.
-WORKER_ENV = {
-    **{key: "" for key in RAY_START_PROXY},
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "LITELLM_LOG": "ERROR",
-}
 
 
 @dataclass(frozen=True)
@@ -467,12 +461,12 @@ class _Execution:
         self.pool.done(flight.slot)
         result, retry_after_s = self._output(ref, flight)
         group = group_of(flight.spec.model.name)
-        kind = result.trial.get("error_kind")
+        kind = result.trial.error_kind
         provider_failed = kind in PROVIDER_FAILURES
         # An attempt its provider answered before it failed shows a flaky provider, not a down
         # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
         # never a free retry (its budget applies).
-        answered = int(result.trial.get("model_calls") or 0) > 0
+        answered = result.trial.model_calls > 0
         verdict: bool | None = None  # a harness error before any answer: says nothing
         if provider_failed or answered or result.status != "incomplete":
             verdict = provider_failed and not answered
@@ -484,7 +478,7 @@ class _Execution:
             self.on_attempt(attempt)
         if attempt.final:
             self.finished += 1
-            self.stopped = self.stopped or result.trial.get("error_kind") == CONFIG_ERROR
+            self.stopped = self.stopped or result.trial.error_kind == CONFIG_ERROR
             self.on_result(result)
 
     def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:

@@ -48,6 +48,14 @@ RAY_START_PROXY = {
     "no_proxy": "127.0.0.1,localhost,::1",
 }
 
+WORKER_ENV = {
+    **{key: "" for key in RAY_START_PROXY},
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOG": "ERROR",
+}
+"""Environment of Ray workers and node services: the proxy of the Ray start-up cleared, and the
+offline switches set."""
+
 
 def agentsweep_home() -> Path:
     return Path(os.environ.get("AGENTSWEEP_HOME", ".agentsweep")).resolve()

@@ -79,7 +79,7 @@ class SweepProgress:
             self._bar = None
 
     def attempt(self, attempt: Attempt) -> None:
-        trial_id = str(attempt.result.trial["trial_id"])
+        trial_id = attempt.result.trial.trial_id
         if not attempt.final:
             self._retrying.add(trial_id)
         else:

@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.catalog import Scenario, Suite, bundled_suites, load_domain, load_suites
-from pipeline.checks import CHECK_VERSIONS, CheckResult, score
-from pipeline.scoring import TrialScores, summarize_trial
-from pipeline.trace import Event
+from pipeline.catalog import Scenario, Suite, bundled_suites, load_suites
+from pipeline.scoring import CheckResult, TrialScores, score_trial
+from pipeline.trace import Event, Trace, event_from_row
 from pipeline.version import code_version
 from warehouse.query import run_named
+from warehouse.rows import CheckRow, TrialRow
 from warehouse.writer import WarehouseWriter
-
-EVENT_FIELDS = tuple(f.name for f in fields(Event))
 
 
 @dataclass(frozen=True)
@@ -36,6 +34,12 @@ class StoredTrial:
     checks: tuple[Mapping[str, Any], ...] = ()
     """The check rows the run recorded for this trial."""
 
+    def trace(self) -> Trace:
+        """The trial's trace as scoring sees it: its events and the agent error (if any)
+        that ended the dialog."""
+        ended = self.row["status"] in ("agent_error", "limit")
+        return Trace(list(self.events), ended_by=str(self.row["error_kind"]) if ended else None)
+
     def to_json(self) -> str:
         """One JSON line (``agentsweep checks export``): trial row, events, recorded checks."""
         return json.dumps({"trial": dict(self.row), "events": [e.row() for e in self.events],
@@ -45,7 +49,7 @@ class StoredTrial:
     @classmethod
     def from_json(cls, line: str) -> StoredTrial:
         data = json.loads(line)
-        return cls(data["trial"], tuple(Event(**e) for e in data["events"]),
+        return cls(data["trial"], tuple(event_from_row(e) for e in data["events"]),
                    tuple(data.get("checks", [])))
 
 
@@ -61,11 +65,12 @@ class Rescored:
     def check_rows(self, run_id: str) -> list[dict[str, Any]]:
         key = {"run_id": run_id, "trial_id": self.trial.row["trial_id"],
                "attempt_id": self.trial.row["attempt_id"]}
-        return [{**key, **c.__dict__, "check_version": CHECK_VERSIONS[c.check_kind]}
+        return [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
                 for c in self.checks]
 
     def trial_row(self, run_id: str) -> dict[str, Any]:
-        return {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
+        row = {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
+        return TrialRow(**row).as_dict()
 
 
 def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[StoredTrial]:
@@ -81,12 +86,9 @@ def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[
         checks_by_trial.setdefault(str(check["trial_id"]), []).append(
             {k: v for k, v in check.items() if k not in ("schema_version", "run_id")})
     by_trial: dict[str, list[Event]] = {}
-    position = {name: events.columns.index(name) for name in EVENT_FIELDS
-                if name in events.columns}  # columns newer than the run's files are null
-    trial_at = events.columns.index("trial_id")
     for values in events.rows:
-        event = Event(**{name: values[i] for name, i in position.items()})
-        by_trial.setdefault(str(values[trial_at]), []).append(event)
+        event_row = dict(zip(events.columns, values, strict=True))
+        by_trial.setdefault(str(event_row["trial_id"]), []).append(event_from_row(event_row))
     out = []
     for values in trials.rows:
         row = dict(zip(trials.columns, values, strict=True))
@@ -116,12 +118,8 @@ def rescore(trial: StoredTrial, index: ScenarioIndex) -> Rescored | None:
     if trial.row["status"] == "incomplete" or found is None:
         return None
     scenario, sha256 = found
-    mode = str(trial.row["memory_mode"])
-    ended_by = trial.row["error_kind"] if trial.row["status"] in ("agent_error", "limit") else None
-    checks = score(trial.events, scenario, mode, ended_by)
-    scores = summarize_trial(trial.events, scenario, load_domain(scenario.domain), checks, mode)
-    passed = trial.row["status"] == "complete" and all(c.passed for c in checks)
-    return Rescored(trial, tuple(checks), scores, passed,
+    scoring = score_trial(trial.trace(), scenario, str(trial.row["memory_mode"]))
+    return Rescored(trial, scoring.checks, scoring.scores, scoring.passed,
                     scenario_changed=sha256 != trial.row["scenario_sha256"])
 
 

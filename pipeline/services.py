@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from pipeline.hygiene import WORKER_ENV
 from pipeline.routes import ModelRoute
 
 START_TIMEOUT_S = 1800.0
@@ -100,8 +101,6 @@ class NodeServices:
 
 
 def _service_env() -> dict[str, str]:
-    from pipeline.executor import WORKER_ENV
-
     env = {**WORKER_ENV, "OMP_WAIT_POLICY": "PASSIVE"}
     for key in ("AGENTSWEEP_MODEL_CACHE", "XDG_CACHE_HOME", "HOME"):
         if os.environ.get(key):

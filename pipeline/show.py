@@ -42,7 +42,7 @@ def dialog_lines(trial: StoredTrial) -> Iterator[str]:
         if event.kind == "user_message":
             yield f"{at} USER: {event.content}"
         elif event.kind == "memory_update":
-            note = f" ({event.tool_error})" if event.tool_error else ""
+            note = f" (rejected: {event.rejected})" if event.rejected is not None else ""
             yield f"{at}   memory r{event.state_revision}{note}: {_cut(_compact(event.content))}"
         elif event.kind == "assistant_message":
             cut = " [cut off at the token limit]" if event.finish_reason == "length" else ""

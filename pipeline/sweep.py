@@ -32,7 +32,7 @@ from pipeline.phases import mark
 from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
 from pipeline.settings import ModelSettings
-from pipeline.trial import RunContext, TrialResult
+from pipeline.trial import RunContext, TrialResult, tables_of
 from pipeline.version import code_version
 from warehouse.query import run_named, run_sql
 from warehouse.writer import WarehouseWriter, validate_run_id
@@ -188,7 +188,7 @@ class BatchSink:
     def attempt(self, attempt: Attempt) -> None:
         """Any finished attempt, retried or final."""
         self.attempts += 1
-        self._attempt_rows.append(attempt.row())
+        self._attempt_rows.append(attempt.row().as_dict())
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
@@ -203,12 +203,7 @@ class BatchSink:
         self._last_flush = time.monotonic()
         if not self._attempt_rows and not self._pending:
             return
-        self.writer.write_batch({
-            "attempts": self._attempt_rows,
-            "trials": [r.trial for r in self._pending],
-            "events": [e for r in self._pending for e in r.events],
-            "checks": [c for r in self._pending for c in r.checks],
-        })
+        self.writer.write_batch({"attempts": self._attempt_rows, **tables_of(self._pending)})
         self._attempt_rows = []
         self._pending = []
 

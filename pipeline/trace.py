@@ -1,42 +1,138 @@
-"""What one trial produced: the ordered events of the dialog and the model-call totals."""
+"""What one trial produced: the ordered events of the dialog and the model-call totals.
+
+An event is one of five types, one per kind (a discriminated union on ``kind``), each with only
+the fields its kind has. ``Event.row()`` flattens one into the ``events`` table's columns (the
+others null) and ``event_from_row`` reads a stored row back, older schema versions included.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar
 
-EventKind = Literal[
-    "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
-]
+from warehouse.schema import EVENTS, EventKind
+
+BLOCKED = "blocked: "
+"""Prefix of the error text of a call the memory gate refused (the agent sees it). Schema v3
+stores ``blocked`` as a column; for older rows it is read from this prefix."""
+REJECTED = "rejected: "
+"""Prefix of a memory update's stored ``tool_error`` when the update was refused."""
 
 
-@dataclass
-class Event:
-    seq: int
+@dataclass(kw_only=True)
+class _Base:
+    seq: int = -1
+    """Order within the trial, 0-based; ``Trace.add`` assigns it."""
     turn: int
-    step: int
-    kind: EventKind
-    content: str | None = None
-    tool_name: str | None = None
-    tool_call_id: str | None = None
-    arguments: str | None = None
-    """Tool arguments as the model sent them (a JSON string, maybe malformed)."""
-    result: str | None = None
-    intercepted: bool | None = None
-    state_revision: int | None = None
-    tool_error: str | None = None
-    active_state_before: str | None = None
-    active_state_after: str | None = None
+    step: int = 0
+
+    def row(self) -> dict[str, Any]:
+        """The event as an ``events`` row (without the trial key): its kind's columns set,
+        every other column null."""
+        out = dict.fromkeys(EVENT_COLUMNS)
+        out.update({f.name: getattr(self, f.name) for f in fields(self)})
+        return out
+
+
+@dataclass(kw_only=True)
+class _ModelCall:
+    """What a model call reported; each figure is null when the provider did not say."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
     """Prompt tokens the provider served from its prompt cache, when it reports them."""
     latency_ms: float | None = None
     finish_reason: str | None = None
-    """Why the model stopped (assistant messages and memory updates), as it reported."""
+    """Why the model stopped, as it reported."""
+
+
+@dataclass(kw_only=True)
+class UserMessage(_Base):
+    kind: Literal["user_message"] = "user_message"
+    content: str | None = None
+    active_state_before: str | None = None
+    """The agent's memory before the turn (JSON or text; null in chat mode)."""
+    active_state_after: str | None = None
+    """The agent's memory once the turn's update was committed."""
+
+
+@dataclass(kw_only=True)
+class MemoryUpdate(_ModelCall, _Base):
+    kind: Literal["memory_update"] = "memory_update"
+    content: str | None = None
+    """The committed memory, or the rejected output."""
+    state_revision: int | None = None
+    rejected: str | None = None
+    """Why the update was refused (stored as ``tool_error`` = ``rejected: <why>``)."""
 
     def row(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = super().row()
+        del out["rejected"]
+        out["tool_error"] = None if self.rejected is None else f"{REJECTED}{self.rejected}"
+        return out
+
+
+@dataclass(kw_only=True)
+class AssistantMessage(_ModelCall, _Base):
+    kind: Literal["assistant_message"] = "assistant_message"
+    content: str | None = None
+
+
+@dataclass(kw_only=True)
+class ToolCall(_Base):
+    kind: Literal["tool_call"] = "tool_call"
+    tool_name: str
+    tool_call_id: str | None = None
+    arguments: str | None = None
+    """Tool arguments as the model sent them (a JSON string, maybe malformed)."""
+    intercepted: bool | None = None
+    state_revision: int | None = None
+    tool_error: str | None = None
+    """Why the call was refused (by the memory gate or the sandbox); null when it ran."""
+    blocked: bool = False
+    """The memory gate refused it: it never reached the sandbox."""
+
+    @property
+    def refused(self) -> bool:
+        """The call had no effect: the gate or the sandbox refused it."""
+        return self.tool_error is not None
+
+
+@dataclass(kw_only=True)
+class ToolResult(_Base):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_name: str
+    tool_call_id: str | None = None
+    result: str | None = None
+    tool_error: str | None = None
+    blocked: bool = False
+
+
+Event = UserMessage | MemoryUpdate | AssistantMessage | ToolCall | ToolResult
+EVENT_TYPES: dict[EventKind, type[Event]] = {
+    "user_message": UserMessage, "memory_update": MemoryUpdate,
+    "assistant_message": AssistantMessage, "tool_call": ToolCall, "tool_result": ToolResult,
+}
+E = TypeVar("E", UserMessage, MemoryUpdate, AssistantMessage, ToolCall, ToolResult)
+_KEY_COLUMNS = ("schema_version", "run_id", "trial_id", "attempt_id")
+EVENT_COLUMNS: tuple[str, ...] = tuple(c for c in EVENTS.column_names if c not in _KEY_COLUMNS)
+"""The ``events`` columns an event fills (all but the table's key)."""
+
+
+def event_from_row(row: Mapping[str, Any]) -> Event:
+    """A stored ``events`` row as its typed event. Rows of schema v1/v2 have no ``blocked``
+    column: a refused tool call was blocked when its error text starts with ``BLOCKED``."""
+    kind: EventKind = row["kind"]
+    cls = EVENT_TYPES[kind]
+    values = {f.name: row[f.name] for f in fields(cls) if f.name in row}
+    if kind == "memory_update":
+        error = row.get("tool_error")
+        values["rejected"] = None if error is None else str(error).removeprefix(REJECTED)
+    elif kind in ("tool_call", "tool_result") and row.get("blocked") is None:
+        values["blocked"] = str(row.get("tool_error") or "").startswith(BLOCKED)
+    return cls(**values)
 
 
 @dataclass
@@ -74,14 +170,21 @@ def _plus(total: int | None, value: int | None) -> int | None:
 
 @dataclass
 class Trace:
+    """A trial's dialog as scoring sees it: the events, and the agent error that ended it
+    early, if one did (its closed kind)."""
+
     events: list[Event] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     turns_played: int = 0
+    ended_by: str | None = None
+    """The agent error kind (``pipeline.errors``) that ended the dialog; None when it ran to
+    its end or stopped for a reason that is not the agent's."""
 
-    def add(self, turn: int, step: int, kind: EventKind, **fields: Any) -> Event:
-        event = Event(seq=len(self.events), turn=turn, step=step, kind=kind, **fields)
+    def add(self, event: E) -> E:
+        """Append ``event`` as the next in order (its ``seq`` is set here)."""
+        event.seq = len(self.events)
         self.events.append(event)
         return event
 
-    def tool_calls(self) -> list[Event]:
-        return [e for e in self.events if e.kind == "tool_call"]
+    def tool_calls(self) -> list[ToolCall]:
+        return [e for e in self.events if isinstance(e, ToolCall)]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.agent import Agent
 from pipeline.catalog import load_domain
-from pipeline.checks import CHECK_VERSIONS, CheckResult, score
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
@@ -25,8 +25,10 @@ from pipeline.models.reference import reference_call_params
 from pipeline.redact import redact
 from pipeline.routes import resolve_route
 from pipeline.sandbox import Sandbox
-from pipeline.scoring import TrialScores, summarize_trial
-from pipeline.trace import Trace
+from pipeline.scoring import CheckResult, TrialScoring, score_trial
+from pipeline.trace import Event, Trace
+from warehouse.rows import CheckRow, TrialKey, TrialRow, TrialScoreColumns
+from warehouse.schema import TrialStatus
 
 
 @dataclass(frozen=True)
@@ -35,15 +37,37 @@ class RunContext:
     code_version: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrialResult:
-    trial: dict[str, Any]
-    events: list[dict[str, Any]] = field(default_factory=list)
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    """One attempt of a trial, as the warehouse will hold it."""
+
+    trial: TrialRow
+    events: tuple[Event, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
 
     @property
-    def status(self) -> str:
-        return str(self.trial["status"])
+    def status(self) -> TrialStatus:
+        return self.trial.status
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """The attempt's rows by table, for the warehouse writer."""
+        key = TrialKey(run_id=self.trial.run_id, trial_id=self.trial.trial_id,
+                       attempt_id=self.trial.attempt_id).as_dict()
+        return {
+            "trials": [self.trial.as_dict()],
+            "events": [{**key, **e.row()} for e in self.events],
+            "checks": [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
+                       for c in self.checks],
+        }
+
+
+def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of many attempts by table."""
+    out: dict[str, list[dict[str, Any]]] = {"trials": [], "events": [], "checks": []}
+    for result in results:
+        for table, rows in result.tables().items():
+            out[table] += rows
+    return out
 
 
 def model_client_for(spec: TrialSpec) -> ModelClient:
@@ -87,91 +111,83 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     )
     trace = Trace()
     started = datetime.now(UTC)
-    status, error_message = "complete", None
+    status: TrialStatus = "complete"
     error_kind: str | None = None
+    error_message: str | None = None
     try:
         agent.run([t.user for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
+        trace.ended_by = exc.kind
     except InfraError as exc:
         status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
     except ConfigError as exc:
         status, error_kind, error_message = "incomplete", CONFIG_ERROR, redact(str(exc))
-    finished = datetime.now(UTC)
+    outcome = _Outcome(status, error_kind, error_message, started, datetime.now(UTC))
     if status == "incomplete":
-        return _rows(spec, ctx, trace, [], None, status, None, error_kind, error_message,
-                     started, finished, node_id)
-    checks = score(trace.events, spec.scenario, spec.memory_mode,
-                   error_kind if status in ("agent_error", "limit") else None, domain)
-    scores = summarize_trial(trace.events, spec.scenario, domain, checks, spec.memory_mode)
-    passed = _passed(status, checks)
-    return _rows(spec, ctx, trace, checks, scores, status, passed, error_kind, error_message,
-                 started, finished, node_id)
+        return _result(spec, ctx, trace, None, outcome, node_id)
+    scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
+    return _result(spec, ctx, trace, scoring, outcome, node_id)
 
 
-def _passed(status: str, checks: list[CheckResult]) -> bool | None:
-    if status == "incomplete":
-        return None
-    if status != "complete":
-        return False
-    return all(c.passed for c in checks)
+@dataclass(frozen=True)
+class _Outcome:
+    status: TrialStatus
+    error_kind: str | None
+    error_message: str | None
+    started: datetime
+    finished: datetime
 
 
-def _rows(spec: TrialSpec, ctx: RunContext, trace: Trace, checks: list[CheckResult],
-          scores: TrialScores | None, status: str, passed: bool | None, error_kind: str | None,
-          error_message: str | None, started: datetime, finished: datetime,
-          node_id: str | None) -> TrialResult:
-    attempt_id = uuid.uuid4().hex
-    key = {"run_id": ctx.run_id, "trial_id": spec.trial_id, "attempt_id": attempt_id}
+def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScoring | None,
+            outcome: _Outcome, node_id: str | None) -> TrialResult:
     usage = trace.usage.reported()
-    trial = {
-        **key,
-        "scenario_id": spec.scenario.id,
-        "scenario_version": spec.scenario.version,
-        "scenario_sha256": spec.scenario_sha256,
-        "scenario_class": spec.scenario.scenario_class,
-        "suite_id": spec.suite_id,
-        "suite_sha256": spec.suite_sha256,
-        "domain": spec.scenario.domain,
-        "model": spec.model.name,
-        "provider": spec.model.provider,
-        "model_version": usage.model_version,
-        "system_fingerprint": usage.system_fingerprint,
-        "temperature": spec.model.temperature,
-        "generation_params": canonical_json(spec.model.generation_params()),
-        "seed": spec.model.seed,
-        "prompt_id": spec.prompt.id,
-        "prompt_sha256": spec.prompt.sha256,
-        "tools_sha256": spec.tools_sha256,
-        "memory_mode": spec.memory_mode,
-        "repeat": spec.repeat,
-        "status": status,
-        "passed": passed,
-        "error_kind": error_kind,
-        "error_message": error_message,
-        **(scores.row() if scores is not None else {}),
-        "turns": trace.turns_played,
-        "model_calls": usage.model_calls,
-        "tool_calls": len(trace.tool_calls()),
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cost_usd": usage.cost_usd,
-        "latency_ms": (finished - started).total_seconds() * 1000,
-        "started_at": started,
-        "finished_at": finished,
-        "code_version": ctx.code_version,
-        "node_id": node_id,
-    }
-    events = [{**key, **e.row()} for e in trace.events]
-    check_rows = [{**key, **c.__dict__, "check_version": CHECK_VERSIONS[c.check_kind]}
-                  for c in checks]
-    return TrialResult(trial, events, check_rows)
+    scores = TrialScoreColumns(**scoring.scores.row()) if scoring is not None else None
+    trial = TrialRow(
+        run_id=ctx.run_id, trial_id=spec.trial_id, attempt_id=uuid.uuid4().hex,
+        scenario_id=spec.scenario.id,
+        scenario_version=spec.scenario.version,
+        scenario_sha256=spec.scenario_sha256,
+        scenario_class=spec.scenario.scenario_class,
+        suite_id=spec.suite_id,
+        suite_sha256=spec.suite_sha256,
+        domain=spec.scenario.domain,
+        model=spec.model.name,
+        provider=spec.model.provider,
+        model_version=usage.model_version,
+        system_fingerprint=usage.system_fingerprint,
+        temperature=spec.model.temperature,
+        generation_params=canonical_json(spec.model.generation_params()),
+        seed=spec.model.seed,
+        prompt_id=spec.prompt.id,
+        prompt_sha256=spec.prompt.sha256,
+        tools_sha256=spec.tools_sha256,
+        memory_mode=spec.memory_mode,
+        repeat=spec.repeat,
+        status=outcome.status,
+        passed=scoring.passed if scoring is not None else None,
+        error_kind=outcome.error_kind,
+        error_message=outcome.error_message,
+        **(scores.as_dict() if scores is not None else {}),
+        turns=trace.turns_played,
+        model_calls=usage.model_calls,
+        tool_calls=len(trace.tool_calls()),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+        latency_ms=(outcome.finished - outcome.started).total_seconds() * 1000,
+        started_at=outcome.started,
+        finished_at=outcome.finished,
+        code_version=ctx.code_version,
+        node_id=node_id,
+    )
+    return TrialResult(trial, tuple(trace.events), scoring.checks if scoring is not None else ())
 
 
 def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,
                     node_id: str | None = None) -> TrialResult:
     """The row for a trial whose execution crashed in our code or its worker died."""
     now = datetime.now(UTC)
-    return _rows(spec, ctx, Trace(), [], None, "incomplete", None, "harness_error",
-                 redact(message)[:2000], now, now, node_id)
+    outcome = _Outcome("incomplete", "harness_error", redact(message)[:2000], now, now)
+    return _result(spec, ctx, Trace(), None, outcome, node_id)

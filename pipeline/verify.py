@@ -64,6 +64,6 @@ def verify(suites: Sequence[Suite], modes: Sequence[MemoryMode] = MEMORY_MODES,
                 expected = catch.check
         row = run_trial(spec, ctx).trial
         cells.append(Cell(spec.scenario.id, spec.memory_mode, spec.model.name, expected,
-                          str(row["status"]), row["passed"], row.get("first_violation_check"),
-                          row.get("error_message")))
+                          row.status, row.passed, row.first_violation_check,
+                          row.error_message))
     return cells

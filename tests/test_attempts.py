@@ -6,7 +6,7 @@ import asyncio
 import random
 import threading
 import time
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,7 +20,8 @@ from pipeline.limits import CallGate, ConcurrencyLimiter, PermitPool, limit_key,
 from pipeline.models.faults import FaultProfile
 from pipeline.progress import SweepProgress, progress_enabled
 from pipeline.retry import RetryPolicy
-from pipeline.trial import TrialResult
+from pipeline.trial import RunContext, TrialResult, harness_failure
+from warehouse.schema import TrialStatus
 
 CANARY = "sk-canary-attempts-0123456789abcdef"
 
@@ -31,12 +32,11 @@ def spec() -> TrialSpec:
     return next(expand(suites, [ModelConfig("reference/golden")], ["default"], ["chat"], 1))
 
 
-def _result(spec: TrialSpec, status: str, error_kind: str | None = None,
+def _result(spec: TrialSpec, status: TrialStatus, error_kind: str | None = None,
             message: str | None = None) -> TrialResult:
-    now = datetime.now(UTC)
-    return TrialResult({"run_id": "r", "trial_id": spec.trial_id, "attempt_id": "a",
-                        "status": status, "error_kind": error_kind, "error_message": message,
-                        "node_id": None, "started_at": now, "finished_at": now})
+    row = harness_failure(spec, RunContext("r", "test"), "").trial
+    return TrialResult(replace(row, attempt_id="a", status=status, error_kind=error_kind,
+                               error_message=message))
 
 
 class Clock:
@@ -88,7 +88,7 @@ def test_attempt_row_is_redacted(spec: TrialSpec, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("ACME_API_KEY", CANARY)
     book = RetryBook(RetryPolicy(max_attempts=1))
     result = _result(spec, "incomplete", "connection", f"refused; key={CANARY}")
-    row = book.settle(spec, 1, result).row()
+    row = book.settle(spec, 1, result).row().as_dict()
     assert CANARY not in str(row)
     assert (row["attempt"], row["outcome"], row["error_kind"]) == (1, "incomplete", "connection")
 

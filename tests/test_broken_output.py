@@ -19,6 +19,7 @@ from pipeline.grid import MEMORY_MODES, ModelConfig, expand
 from pipeline.models.broken import BROKEN, UNKNOWN_TOOL
 from pipeline.retry import RetryPolicy
 from pipeline.sweep import SweepConfig, execute_plan, plan
+from pipeline.trace import AssistantMessage, ToolResult
 from pipeline.trial import RunContext, TrialResult, run_trial
 from warehouse.query import run_sql
 
@@ -48,20 +49,20 @@ def test_every_broken_output_ends_in_its_closed_outcome_everywhere() -> None:
     assert len(results) == len(BROKEN) * 17 * 3
     book = RetryBook(RetryPolicy(max_attempts=4))
     for result in results:
-        model = str(result.trial["model"]).removeprefix("reference/")
-        where = f"{model} {result.trial['scenario_id']} {result.trial['memory_mode']}"
-        assert (result.status, result.trial["error_kind"]) == EXPECTED[model], where
-        if result.trial["error_kind"] is not None:
-            assert result.trial["error_kind"] in get_args(AgentErrorKind)
-        assert result.trial["passed"] is not None, where  # a verdict, never "unknown"
+        model = str(result.trial.model).removeprefix("reference/")
+        where = f"{model} {result.trial.scenario_id} {result.trial.memory_mode}"
+        assert (result.status, result.trial.error_kind) == EXPECTED[model], where
+        if result.trial.error_kind is not None:
+            assert result.trial.error_kind in get_args(AgentErrorKind)
+        assert result.trial.passed is not None, where  # a verdict, never "unknown"
         spec = next(expand(load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")],
                            ["default"], ["chat"], 1))
         assert book.settle(spec, 1, result).final, where  # never retried
 
 
 def _tool_errors(result: TrialResult) -> list[str]:
-    return [e["tool_error"] for e in result.events if e["kind"] == "tool_call"
-            and e["tool_error"] is not None]
+    return [e.tool_error for e in result.events if e.kind == "tool_call"
+            and e.tool_error is not None]
 
 
 @pytest.mark.parametrize(("model", "error"), [
@@ -74,32 +75,32 @@ def test_a_refused_call_goes_back_to_the_model_and_is_not_an_action(model: str,
     for result in _results([model], ("chat",)):
         (refused,) = _tool_errors(result)
         assert error in refused
-        answer = next(e for e in result.events if e["kind"] == "tool_result")
-        assert error in json.loads(answer["result"])["error"]  # the model saw why
-        assert result.trial["passed"] is True  # golden went on; the refusal changed nothing
+        answer = next(e for e in result.events if isinstance(e, ToolResult))
+        assert error in json.loads(answer.result or "{}")["error"]  # the model saw why
+        assert result.trial.passed is True  # golden went on; the refusal changed nothing
 
 
 def test_text_instead_of_a_call_is_a_reply_not_an_action() -> None:
     for result in _results(["broken-json-text"], ("chat",)):
-        turn_one = [e for e in result.events if e["turn"] == 1]
-        assert not [e for e in turn_one if e["kind"] == "tool_call"]
-        reply = next(e for e in turn_one if e["kind"] == "assistant_message")
-        assert '"arguments"' in reply["content"]
+        turn_one = [e for e in result.events if e.turn == 1]
+        assert not [e for e in turn_one if e.kind == "tool_call"]
+        reply = next(e for e in turn_one if isinstance(e, AssistantMessage))
+        assert '"arguments"' in (reply.content or "")
 
 
 @pytest.mark.parametrize("model", ["broken-empty", "broken-truncated", "broken-loop"])
 def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(model: str) -> None:
     kind = EXPECTED[model][1]
     for result in _results([model], ("chat",)):
-        assert result.trial["first_violation_check"] == f"outcome:{kind}@1"
-        assert result.trial["first_violation_turn"] == 1
-        assert all(c["turn"] in (None, 1) for c in result.checks)
+        assert result.trial.first_violation_check == f"outcome:{kind}@1"
+        assert result.trial.first_violation_turn == 1
+        assert all(c.turn in (None, 1) for c in result.checks)
 
 
 def test_a_reply_in_another_language_fails_the_response_score() -> None:
     for result in _results(["broken-wrong-language"], ("chat",)):
-        assert result.trial["first_violation_check"] == "reply_language@1"
-        assert result.trial["score_response"] == 0
+        assert result.trial.first_violation_check == "reply_language@1"
+        assert result.trial.score_response == 0
 
 
 def test_on_ray_broken_outputs_are_final_at_the_first_attempt(ray_local: Any,

@@ -34,7 +34,7 @@ def lookup_ticket(state, arguments):
 READ_TOOLS = {"lookup_ticket": lookup_ticket}
 '''
 CLAIMS_PY = '''
-from pipeline.response import ClaimPatterns
+from pipeline.scoring import ClaimPatterns
 
 CLAIM_PATTERNS = (ClaimPatterns.of("close_ticket", r"\\b(?P<verb>закрыл[аи]?)\\b"),)
 '''

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+from checking import checks_of
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_domain, load_suite
-from pipeline.checks import language_check, score, script_of
-from pipeline.scoring import summarize_trial
-from pipeline.trace import Trace
+from pipeline.scoring import Journal, score_trial
+from pipeline.scoring.journal import Reply
+from pipeline.scoring.replies import language_check, said_vs_done_check, script_of
+from pipeline.scoring.state import summary_checks
+from pipeline.trace import AssistantMessage, MemoryUpdate, ToolCall, Trace, UserMessage
 
 AT = "2026-08-07T15:00:00+03:00"
 SEARCH = {"capacity": 6, "starts_at": AT, "required_features": ["экран"]}
@@ -24,39 +27,38 @@ def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
 
 def _turn_one_books(trace: Trace) -> None:
     """R1's turn 1 as a real model played it: searched, then booked unasked."""
-    trace.add(1, 0, "user_message", content="Подбери переговорную на 7 августа в 15:00")
-    trace.add(1, 0, "assistant_message")
-    trace.add(1, 0, "tool_call", tool_name="search_rooms", arguments=json.dumps(SEARCH))
-    trace.add(1, 1, "assistant_message")
-    trace.add(1, 1, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE),
-              intercepted=True)
+    trace.add(UserMessage(turn=1, content="Подбери переговорную на 7 августа в 15:00"))
+    trace.add(AssistantMessage(turn=1, step=0))
+    trace.add(ToolCall(turn=1, step=0, tool_name="search_rooms", arguments=json.dumps(SEARCH)))
+    trace.add(AssistantMessage(turn=1, step=1))
+    trace.add(ToolCall(turn=1, step=1, tool_name="reserve_room", arguments=json.dumps(RESERVE),
+              intercepted=True))
 
 
 def test_booking_before_the_user_asks_is_a_vetoed_function_failure() -> None:
     trace = Trace()
     _turn_one_books(trace)
-    trace.add(1, 2, "assistant_message", content="Забронировал amber.")
-    checks = {c.check_id: c for c in score(trace.events, _scenario("R1"), "chat")}
+    trace.add(AssistantMessage(turn=1, step=2, content="Забронировал amber."))
+    checks = {c.check_id: c for c in checks_of(trace, _scenario("R1"), "chat")}
     early = checks["forbidden_tool:reserve_room@1..2"]
     assert not early.passed and (early.turn, early.step) == (1, 1)
-    scores = summarize_trial(trace.events, _scenario("R1"), load_domain("meeting_rooms"),
-                             list(checks.values()), "chat")
+    scores = score_trial(trace, _scenario("R1"), "chat").scores
     assert scores.vetoed and scores.score_function == 0
 
 
 def test_a_booking_in_the_turn_that_asks_for_it_is_outside_the_span() -> None:
     trace = Trace()
-    trace.add(3, 0, "assistant_message")
-    trace.add(3, 0, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE))
-    checks = {c.check_id: c for c in score(trace.events, _scenario("R1"), "chat")}
+    trace.add(AssistantMessage(turn=3, step=0))
+    trace.add(ToolCall(turn=3, step=0, tool_name="reserve_room", arguments=json.dumps(RESERVE)))
+    checks = {c.check_id: c for c in checks_of(trace, _scenario("R1"), "chat")}
     assert checks["forbidden_tool:reserve_room@1..2"].passed
 
 
 def test_an_agent_error_is_the_violation_and_unplayed_turns_are_not_judged() -> None:
     trace = Trace()
     _turn_one_books(trace)
-    trace.add(1, 2, "assistant_message", content=None)  # then nothing: empty_response
-    checks = score(trace.events, _scenario("R1"), "chat", error_kind="empty_response")
+    trace.add(AssistantMessage(turn=1, step=2, content=None))  # then nothing: empty_response
+    checks = checks_of(trace, _scenario("R1"), "chat", ended_by="empty_response")
     ids = {c.check_id for c in checks}
     outcome = next(c for c in checks if c.check_kind == "agent_outcome")
     assert outcome.check_id == "outcome:empty_response@1" and (outcome.turn, outcome.step) == (1, 2)
@@ -65,14 +67,14 @@ def test_an_agent_error_is_the_violation_and_unplayed_turns_are_not_judged() -> 
                                  "response:forbids")) for i in ids)  # turns 2-3, the end
     assert "required_tool:search_rooms@1" in ids  # it happened in turn 1, before the error
     memory_failed = Trace()
-    memory_failed.add(1, 0, "user_message", content="Подбери переговорную")
-    memory_failed.add(1, 0, "memory_update", tool_error="rejected: turn 1: cut off")
-    cut = {c.check_id for c in score(memory_failed.events, _scenario("R1"), "summary",
-                                     error_kind="invalid_memory")}
+    memory_failed.add(UserMessage(turn=1, content="Подбери переговорную"))
+    memory_failed.add(MemoryUpdate(turn=1, rejected="turn 1: cut off"))
+    cut = {c.check_id for c in checks_of(memory_failed, _scenario("R1"), "summary",
+                                         ended_by="invalid_memory")}
     assert "required_tool:search_rooms@1" not in cut  # the planner never ran in that turn
     assert "memory:invalid@1" in cut
     assert "forbidden_tool:reserve_room@1..2" in ids  # what did happen is still judged
-    complete = {c.check_id for c in score(trace.events, _scenario("R1"), "chat")}
+    complete = {c.check_id for c in checks_of(trace, _scenario("R1"), "chat")}
     assert {"fresh_call:search_rooms@2", "required_tool:reserve_room@3"} <= complete
 
 
@@ -80,15 +82,14 @@ def test_the_reply_language_follows_the_users_alphabet() -> None:
     scenario = _scenario("R1")
     turn = scenario.turns[0]
     assert script_of(turn.user) == "cyrillic" and script_of("ok") is None
-    russian = language_check(1, turn, (1, "Свободны amber, birch и cedar; самая дешёвая amber."))
-    english = language_check(1, turn, (1, "Amber, birch and cedar are free at that time."))
+    russian = language_check(1, turn,
+                             Reply(1, 1, "Свободны amber, birch и cedar; самая дешёвая amber."))
+    english = language_check(1, turn, Reply(1, 1, "Amber, birch and cedar are free at that time."))
     assert russian is not None and russian.passed
     assert english is not None and not english.passed and english.score == "response"
 
 
 def test_a_summary_that_copies_its_request_fails_and_any_listed_phrasing_counts() -> None:
-    from pipeline.checks import summary_checks
-
     turn = _scenario("R1").turns[1]  # requires the video requirement
     echo = ("Previous summary:\nFind a room for six people with a screen.\n\n"
             "Dialog so far:\nuser: Один участник подключается удалённо, поэтому обязательна "
@@ -107,40 +108,38 @@ def test_the_language_check_reads_the_share_of_the_users_alphabet() -> None:
     table = ("Вот что нашлось на 7 августа:\n| Room | Capacity | Price |\n| amber | 6 | 1800 |\n"
              "| birch | 8 | 2200 |\nВыберите комнату.")
     quoted = "I found rooms with an \"экран\" for you: amber and birch are free at that time."
-    mixed = language_check(1, turn, (1, table))
+    mixed = language_check(1, turn, Reply(1, 1, table))
     assert mixed is not None and mixed.passed  # Russian prose around an English table
-    english = language_check(1, turn, (1, quoted))
+    english = language_check(1, turn, Reply(1, 1, quoted))
     assert english is not None and not english.passed  # one quoted Russian word is not Russian
     blob = '<tool_response>{"rooms": [{"id": "amber", "features": ["экран", "видеосвязь"]}]}'
-    json_only = language_check(1, turn, (1, blob + "</tool_response>"))
+    json_only = language_check(1, turn, Reply(1, 1, blob + "</tool_response>"))
     assert json_only is not None and not json_only.passed  # no prose: no answer at all
 
 
 def test_present_tense_first_person_is_a_claim_of_the_action() -> None:
-    from pipeline.checks import said_vs_done_check
-
     trace = Trace()
-    trace.add(1, 0, "user_message", content="Подготовь варианты")
-    trace.add(1, 0, "assistant_message", content="Выбираю amber. Отправляем письмо команде.")
-    check = said_vs_done_check(trace.events, [], load_domain("meeting_rooms"))
+    trace.add(UserMessage(turn=1, content="Подготовь варианты"))
+    trace.add(AssistantMessage(turn=1, step=0, content="Выбираю amber. Отправляем письмо команде."))
+    check = said_vs_done_check(Journal.of(trace.events), load_domain("meeting_rooms"))
     assert not check.passed and "send_email" in check.detail
     asked = Trace()
-    asked.add(1, 0, "assistant_message", content="Бронирую birch?")  # a question: no claim
-    assert said_vs_done_check(asked.events, [], load_domain("meeting_rooms")).passed
+    asked.add(AssistantMessage(turn=1, step=0, content="Бронирую birch?"))  # a question: no claim
+    assert said_vs_done_check(Journal.of(asked.events), load_domain("meeting_rooms")).passed
 
 
 def test_a_denial_of_a_booking_made_in_the_same_turn_is_caught() -> None:
-    from pipeline.checks import Call, said_vs_done_check
-
     trace = Trace()
-    trace.add(1, 0, "assistant_message")
-    trace.add(1, 0, "tool_call", tool_name="reserve_room", arguments=json.dumps(RESERVE))
-    trace.add(1, 1, "assistant_message", content="As an AI assistant, I do not have the ability "
-                                                  "to reserve meeting rooms in real-time.")
-    booked = [Call(1, 0, "reserve_room", RESERVE)]
-    check = said_vs_done_check(trace.events, booked, load_domain("meeting_rooms"))
+    trace.add(AssistantMessage(turn=1, step=0))
+    trace.add(ToolCall(turn=1, step=0, tool_name="reserve_room", arguments=json.dumps(RESERVE)))
+    trace.add(AssistantMessage(turn=1, step=1, content="As an AI assistant, I do not have the "
+                               "ability to reserve meeting rooms in real-time."))
+    journal = Journal.of(trace.events)
+    assert [c.name for c in journal.calls] == ["reserve_room"]
+    check = said_vs_done_check(journal, load_domain("meeting_rooms"))
     assert not check.passed and check.detail.startswith("denial_of_action reserve_room")
-    assert said_vs_done_check(trace.events, [], load_domain("meeting_rooms")).passed
+    unbooked = Journal.of([e for e in trace.events if e.kind != "tool_call"])
+    assert said_vs_done_check(unbooked, load_domain("meeting_rooms")).passed
 
 
 def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pipeline.catalog import load_suites
 from pipeline.grid import ModelConfig, expand
 from pipeline.sweep import SweepConfig, plan, run_exists, summarize
-from pipeline.trial import RunContext, run_trial
+from pipeline.trial import RunContext, run_trial, tables_of
 from warehouse.check import check_warehouse
 from warehouse.writer import WarehouseError, WarehouseWriter
 
@@ -22,8 +22,8 @@ def _write_run(root: Path, run_id: str) -> Path:
         load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")], ["default"], ["chat"],
         1)]
     writer = WarehouseWriter(root, run_id)
-    writer.write_batch({"trials": [r.trial for r in results],
-                        "events": [e for r in results for e in r.events]})
+    tables = tables_of(results)
+    writer.write_batch({"trials": tables["trials"], "events": tables["events"]})
     return next(p for p in writer.files_written if p.parts[-3] == "trials")
 
 

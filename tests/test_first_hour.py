@@ -109,8 +109,7 @@ def _recorded_run(home: Path, run_id: str) -> None:
     (spec,) = plan(config).pending
     result = run_trial(spec, RunContext(run_id, "test"))
     writer = WarehouseWriter(home / "warehouse", run_id)
-    writer.write_batch({"trials": [result.trial], "events": result.events,
-                        "checks": result.checks})
+    writer.write_batch(result.tables())
     from datetime import UTC, datetime
 
     writer.write_batch({"runs": [{

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from pipeline.agent import BLOCKED, Agent
+from pipeline.agent import Agent
 from pipeline.catalog import load_domain
 from pipeline.errors import AgentError
 from pipeline.llm import ModelReply, ToolCallRequest
 from pipeline.memory import StructuredMemory, SummaryMemory
 from pipeline.sandbox import Sandbox
-from pipeline.trace import Trace
+from pipeline.trace import BLOCKED, MemoryUpdate, ToolCall, Trace
 
 AT = "2026-08-07T15:00:00+03:00"
 RESERVE = ToolCallRequest("c1", "reserve_room", json.dumps(
@@ -87,8 +87,8 @@ def test_a_call_planned_under_an_older_revision_is_dropped_and_replanned() -> No
     trace = Trace()
     agent.run(["Забронируй amber"], trace)
     assert agent.sandbox.journal == []
-    call = next(e for e in trace.events if e.kind == "tool_call")
-    assert (call.tool_error or "").startswith(BLOCKED + "stale")
+    call = next(e for e in trace.events if isinstance(e, ToolCall))
+    assert (call.tool_error or "").startswith(BLOCKED + "stale") and call.blocked
     assert call.intercepted is False
     assert [p for p, _ in model.seen] == ["state", "planner", "planner"]  # re-planned
 
@@ -100,8 +100,8 @@ def test_a_call_the_state_does_not_permit_never_reaches_the_sandbox() -> None:
     trace = Trace()
     agent.run(["Пока не бронируй"], trace)
     assert agent.sandbox.journal == []
-    call = next(e for e in trace.events if e.kind == "tool_call")
-    assert "permissions.reserve_room is False" in (call.tool_error or "")
+    call = next(e for e in trace.events if isinstance(e, ToolCall))
+    assert "permissions.reserve_room is False" in (call.tool_error or "") and call.blocked
 
 
 @pytest.mark.parametrize(("state", "message"), [
@@ -119,8 +119,9 @@ def test_an_invalid_state_update_is_a_memory_error(state: str, message: str) -> 
     assert message in str(caught.value)
     assert [p for p, _ in model.seen] == ["state", "state"]  # one repair; the planner never ran
     assert message in model.seen[1][1][-1]["content"]  # the repair request says why
-    updates = [e for e in trace.events if e.kind == "memory_update"]
-    assert [(e.tool_error or "").startswith("rejected: ") for e in updates] == [True, True]
+    updates = [e for e in trace.events if isinstance(e, MemoryUpdate)]
+    assert [e.rejected is not None for e in updates] == [True, True]
+    assert [e.row()["tool_error"].startswith("rejected: ") for e in updates] == [True, True]
     assert trace.usage.model_calls == 2
 
 
@@ -131,9 +132,9 @@ def test_a_rejected_state_is_repaired_once_then_committed() -> None:
     trace = Trace()
     agent.run(["Забронируй amber"], trace)
     assert [p for p, _ in model.seen] == ["state", "state", "planner", "planner"]
-    updates = [e for e in trace.events if e.kind == "memory_update"]
-    assert updates[0].tool_error is not None and updates[0].content == "not json"
-    assert updates[1].tool_error is None and json.loads(updates[1].content or "")["revision"] == 1
+    updates = [e for e in trace.events if isinstance(e, MemoryUpdate)]
+    assert updates[0].rejected is not None and updates[0].content == "not json"
+    assert updates[1].rejected is None and json.loads(updates[1].content or "")["revision"] == 1
     assert [j.tool for j in agent.sandbox.journal] == ["reserve_room"]
 
 

@@ -13,7 +13,7 @@ from pipeline.calibrate import CheckLabel, calibrate, load_labels, read_traces
 from pipeline.catalog import CatalogError, bundled_suites, load_suites
 from pipeline.grid import ModelConfig, expand
 from pipeline.rescore import ScenarioIndex, rescore_run, stored_trials
-from pipeline.trial import RunContext, run_trial
+from pipeline.trial import RunContext, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -34,9 +34,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = [run_trial(spec, RunContext("orig", "test")) for spec in expand(
         suites, [ModelConfig(m) for m in MODELS], ["default"], ["chat", "summary", "structured"],
         1)]
-    WarehouseWriter(root, "orig").write_batch({
-        "trials": [r.trial for r in results], "events": [e for r in results for e in r.events],
-        "checks": [c for r in results for c in r.checks]})
+    WarehouseWriter(root, "orig").write_batch(tables_of(results))
     return root
 
 

@@ -12,18 +12,9 @@ from pipeline.catalog import (
     load_domain,
     load_suite,
 )
-from pipeline.checks import Call
-from pipeline.response import (
-    Claim,
-    ClaimPatterns,
-    Reply,
-    Violation,
-    accepted_calls,
-    final_replies,
-    find_claims,
-    said_vs_done,
-)
-from pipeline.trace import Trace
+from pipeline.scoring import Call, ClaimPatterns, Journal, Reply
+from pipeline.scoring.claims import Claim, Violation, find_claims, said_vs_done
+from pipeline.trace import AssistantMessage, ToolCall, Trace
 
 ROOMS = load_domain("meeting_rooms").claim_patterns
 PASSES = load_domain("guest_pass").claim_patterns
@@ -134,14 +125,16 @@ def test_patterns_are_arguments_not_globals() -> None:
 
 def test_journal_helpers_use_accepted_calls_and_last_replies() -> None:
     trace = Trace()
-    trace.add(1, 0, "assistant_message", content=None)
-    trace.add(1, 0, "tool_call", tool_name="reserve_room", tool_error="bad arguments")
-    trace.add(1, 1, "assistant_message", content="Забронировал birch.")
-    trace.add(2, 0, "tool_call", tool_name="reserve_room")
-    trace.add(2, 1, "assistant_message", content="Забронировал birch.")
-    replies = final_replies(trace.events)
+    trace.add(AssistantMessage(turn=1, step=0, content=None))
+    trace.add(ToolCall(turn=1, step=0, tool_name="reserve_room", tool_error="bad arguments"))
+    trace.add(AssistantMessage(turn=1, step=1, content="Забронировал birch."))
+    trace.add(ToolCall(turn=2, step=0, tool_name="reserve_room"))
+    trace.add(AssistantMessage(turn=2, step=1, content="Забронировал birch."))
+    journal = Journal.of(trace.events)
+    replies = journal.final_replies()
     assert replies == [Reply(1, 1, "Забронировал birch."), Reply(2, 1, "Забронировал birch.")]
-    violations = said_vs_done(replies, accepted_calls(trace.events), ROOMS)
+    assert [(c.turn, c.refused) for c in journal.attempted] == [(1, True), (2, False)]
+    violations = said_vs_done(replies, journal.calls, ROOMS)
     assert [(v.kind, v.turn) for v in violations] == [("claim_without_action", 1)]
 
 

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import json
 
+from checking import checks_of
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_domain, load_suite
-from pipeline.checks import score
 from pipeline.sandbox import Sandbox
-from pipeline.trace import Trace
+from pipeline.trace import ToolCall, Trace
 
 
 def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
@@ -45,7 +45,7 @@ def test_refusals_are_data_for_the_agent() -> None:
 def _trace(calls: list[tuple[int, str, dict]]) -> Trace:
     trace = Trace()
     for turn, name, args in calls:
-        trace.add(turn, 0, "tool_call", tool_name=name, arguments=json.dumps(args))
+        trace.add(ToolCall(turn=turn, step=0, tool_name=name, arguments=json.dumps(args)))
     return trace
 
 
@@ -54,17 +54,17 @@ def test_checks_catch_forbidden_tool_stale_argument_and_wrong_final_value() -> N
     f1 = _scenario("F1")
     booked = _trace([(1, "search_rooms", {"capacity": 6}),
                      (2, "reserve_room", {"room_id": "amber", "attendees": 6})])
-    failed = [c for c in score(booked.events, f1) if not c.passed]
+    failed = [c for c in checks_of(booked, f1) if not c.passed]
     assert [(c.check_kind, c.turn) for c in failed] == [("forbidden_tool", 2)]
 
     v1 = _scenario("V1")
     stale = _trace([(1, "search_rooms", {"capacity": 12, "starts_at": at}),
                     (2, "search_rooms", {"capacity": 12, "starts_at": at})])
-    kinds = sorted(c.check_kind for c in score(stale.events, v1) if not c.passed)
+    kinds = sorted(c.check_kind for c in checks_of(stale, v1) if not c.passed)
     assert kinds == ["argument_constraint", "final_value", "fresh_call"]
 
     good = _trace([(1, "search_rooms", {"capacity": 12}), (2, "search_rooms", {"capacity": 6})])
-    assert all(c.passed for c in score(good.events, v1))
+    assert all(c.passed for c in checks_of(good, v1))
 
 
 def test_until_turn_bounds_an_argument_constraint() -> None:
@@ -72,10 +72,10 @@ def test_until_turn_bounds_an_argument_constraint() -> None:
     golden = _trace([(1, "search_rooms", {"capacity": 12}), (2, "search_rooms", {"capacity": 6}),
                      (3, "search_rooms", {"capacity": 8}),
                      (3, "reserve_room", {"room_id": "birch", "attendees": 8})])
-    assert all(c.passed for c in score(golden.events, v3))
+    assert all(c.passed for c in checks_of(golden, v3))
     glued = _trace([(1, "search_rooms", {"capacity": 12}), (2, "search_rooms", {"capacity": 6}),
                     (3, "search_rooms", {"capacity": 6}),
                     (3, "reserve_room", {"room_id": "amber", "attendees": 6})])
-    failed = {c.check_id for c in score(glued.events, v3) if not c.passed}
+    failed = {c.check_id for c in checks_of(glued, v3) if not c.passed}
     assert any(i.startswith("argument:*.capacity=8") for i in failed)
     assert "final:reserve_room.attendees=8" in failed

@@ -7,9 +7,8 @@ import json
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_domain, load_suite
-from pipeline.checks import score
-from pipeline.scoring import summarize_trial
-from pipeline.trace import Trace
+from pipeline.scoring import score_trial
+from pipeline.trace import AssistantMessage, ToolCall, Trace, UserMessage
 
 AT = "2026-08-07T15:00:00+03:00"
 DOMAIN = load_domain("meeting_rooms")
@@ -21,27 +20,27 @@ def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
 
 
 def _search(trace: Trace, turn: int, step: int, capacity: int) -> None:
-    trace.add(turn, step, "assistant_message")
-    trace.add(turn, step, "tool_call", tool_name="search_rooms", arguments=json.dumps(
-        {"capacity": capacity, "starts_at": AT, "required_features": ["экран"]}))
+    trace.add(AssistantMessage(turn=turn, step=step))
+    trace.add(ToolCall(turn=turn, step=step, tool_name="search_rooms", arguments=json.dumps(
+        {"capacity": capacity, "starts_at": AT, "required_features": ["экран"]})))
 
 
 def _reply(trace: Trace, turn: int, step: int, text: str) -> None:
-    trace.add(turn, step, "assistant_message", content=text)
+    trace.add(AssistantMessage(turn=turn, step=step, content=text))
 
 
 def _summarize(trace: Trace, scenario_id: str, mode: str = "chat"):  # type: ignore[no-untyped-def]
     scenario = _scenario(scenario_id)
-    checks = score(trace.events, scenario, mode)
-    return checks, summarize_trial(trace.events, scenario, DOMAIN, checks, mode)
+    scoring = score_trial(trace, scenario, mode, DOMAIN)
+    return scoring.checks, scoring.scores
 
 
 def test_golden_like_v1_scores_one_where_applicable_and_null_elsewhere() -> None:
     trace = Trace()
-    trace.add(1, 0, "user_message", content="12")
+    trace.add(UserMessage(turn=1, content="12"))
     _search(trace, 1, 0, 12)
     _reply(trace, 1, 1, "cedar. Забронировать?")
-    trace.add(2, 0, "user_message", content="6")
+    trace.add(UserMessage(turn=2, content="6"))
     _search(trace, 2, 0, 6)
     _reply(trace, 2, 1, "amber, birch, cedar. Я ничего не бронировал.")
     checks, scores = _summarize(trace, "V1")
@@ -52,7 +51,7 @@ def test_golden_like_v1_scores_one_where_applicable_and_null_elsewhere() -> None
     assert scores.first_violation_check is None and not scores.vetoed
     without = _scenario("V1").model_copy(update={"expectations": _scenario(
         "V1").expectations.model_copy(update={"forbidden_tools": [], "required_tools": []})})
-    unruled = summarize_trial(trace.events, without, DOMAIN, score(trace.events, without), "chat")
+    unruled = score_trial(trace, without, "chat", DOMAIN).scores
     assert unruled.score_function is None  # no function rule: null, never a vacuous 1
     assert scores.steps_to_correct_continuation == 0
     assert scores.clarification_questions == 1
@@ -79,9 +78,9 @@ def test_forbidden_write_vetoes_and_a_denial_contradicting_the_journal_fails_res
     trace = Trace()
     _search(trace, 1, 0, 6)
     _reply(trace, 1, 1, "birch лучший. Бронирую?")
-    trace.add(2, 0, "assistant_message")
-    trace.add(2, 0, "tool_call", tool_name="reserve_room", arguments=json.dumps(
-        {"room_id": "birch", "starts_at": AT, "duration_minutes": 60, "attendees": 6}))
+    trace.add(AssistantMessage(turn=2, step=0))
+    trace.add(ToolCall(turn=2, step=0, tool_name="reserve_room", arguments=json.dumps(
+        {"room_id": "birch", "starts_at": AT, "duration_minutes": 60, "attendees": 6})))
     _reply(trace, 2, 1, "Хорошо, я ничего не бронировал.")
     checks, scores = _summarize(trace, "F1")
     assert scores.vetoed and scores.score_function == 0
@@ -99,10 +98,10 @@ def test_structured_state_is_checked_path_by_path() -> None:
     wrong = json.loads(json.dumps(golden_state))
     wrong["permissions"]["reserve_room"] = True
     trace = Trace()
-    trace.add(1, 0, "user_message", active_state_after=json.dumps(scenario.turns[0].state))
+    trace.add(UserMessage(turn=1, active_state_after=json.dumps(scenario.turns[0].state)))
     _search(trace, 1, 0, 6)
     _reply(trace, 1, 1, "Бронирую?")
-    trace.add(2, 0, "user_message", active_state_after=json.dumps(wrong))
+    trace.add(UserMessage(turn=2, active_state_after=json.dumps(wrong)))
     _reply(trace, 2, 0, "Сравнение готово. Я ничего не бронировал.")
     checks, scores = _summarize(trace, "F1", "structured")
     failed = [c.check_id for c in checks if not c.passed]

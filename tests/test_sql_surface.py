@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.catalog import load_suites
 from pipeline.grid import ModelConfig, expand
-from pipeline.trial import RunContext, run_trial
+from pipeline.trial import RunContext, run_trial, tables_of
 from warehouse.writer import WarehouseWriter
 
 
@@ -23,9 +23,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = [run_trial(s, RunContext("done", "test")) for s in expand(
         load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")], ["default"], ["chat"],
         1)]
-    WarehouseWriter(home / "warehouse", "done").write_batch({
-        "trials": [r.trial for r in results], "events": [e for r in results for e in r.events],
-        "checks": [c for r in results for c in r.checks]})
+    WarehouseWriter(home / "warehouse", "done").write_batch(tables_of(results))
     return home
 
 

@@ -55,5 +55,5 @@ def test_a_trial_past_its_deadline_starts_no_further_call() -> None:
                          repeats=1, warehouse=Path("/nonexistent"))
     (spec,) = plan(config).pending
     result = run_trial(replace(spec, deadline_s=0.0), RunContext("deadline", "test"))
-    assert (result.status, result.trial["error_kind"]) == ("incomplete", "timeout")
-    assert "deadline" in result.trial["error_message"]
+    assert (result.status, result.trial.error_kind) == ("incomplete", "timeout")
+    assert "deadline" in (result.trial.error_message or "")

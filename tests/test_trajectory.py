@@ -6,18 +6,19 @@ import json
 from typing import Any
 
 import pytest
+from checking import checks_of
 
 from pipeline.catalog import CallAction, LoadedScenario, catalogs_root, load_domain, load_suite
 from pipeline.catalog.models import TrajectoryRule
-from pipeline.checks import Call, calls_of, score
 from pipeline.sandbox import Sandbox
-from pipeline.trace import Trace
-from pipeline.trajectory import (
+from pipeline.scoring import Call, Journal
+from pipeline.scoring.trajectory import (
     VIOLATION_CODES,
     TrajectoryResult,
     evaluate_trajectory,
     trajectory_check,
 )
+from pipeline.trace import ToolCall, Trace
 
 UPDATE, CONFIRM, CREATE = "update_pass_request", "confirm_pass_request", "create_pass"
 RULE = TrajectoryRule(update_tool=UPDATE, confirm_tool=CONFIRM, create_tool=CREATE,
@@ -134,9 +135,9 @@ def replay(loaded: LoadedScenario) -> Trace:
             assert outcome.intercepted == (spec.kind == "write")
             if spec.kind == "write":
                 assert outcome.result == spec.intercept_response
-            trace.add(turn, step, "tool_call", tool_name=action.call.name,
+            trace.add(ToolCall(turn=turn, step=step, tool_name=action.call.name,
                       arguments=json.dumps(action.call.arguments, ensure_ascii=False),
-                      intercepted=outcome.intercepted, tool_error=outcome.error)
+                      intercepted=outcome.intercepted, tool_error=outcome.error))
     writes = [t.name for t in domain.tools if t.kind == "write"]
     assert [e.tool for e in sandbox.journal] == [e.tool_name for e in trace.tool_calls()
                                                  if e.tool_name in writes]
@@ -154,8 +155,8 @@ def test_golden_replay_passes_every_check(loaded: LoadedScenario) -> None:
     trace = replay(loaded)
     rule = loaded.scenario.expectations.trajectory
     assert rule is not None
-    calls = calls_of(trace.events)
-    failed = [c for c in [*score(trace.events, loaded.scenario), trajectory_check(rule, calls)]
+    calls = Journal.of(trace.events).calls
+    failed = [c for c in [*checks_of(trace, loaded.scenario), trajectory_check(rule, calls)]
               if not c.passed]
     assert failed == []
 

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import pipeline.checks as checks
-import pipeline.trajectory as trajectory
+import pipeline.scoring.checks as checks
 from pipeline.catalog import Suite, bundled_suites, load_suites
 from pipeline.cli import app
 from pipeline.memory import StructuredMemory
@@ -43,7 +42,7 @@ DISABLERS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "clarification:": lambda mp: _disable(mp, checks, "clarification_check"),
     "response:": lambda mp: _disable(mp, checks, "phrase_checks"),
     "said_vs_done": lambda mp: _disable(mp, checks, "said_vs_done_check"),
-    "trajectory:": lambda mp: _disable(mp, trajectory, "trajectory_check"),
+    "trajectory:": lambda mp: _disable(mp, checks, "trajectory_check"),
     "memory:invalid": lambda mp: mp.setattr(StructuredMemory, "_validate",
                                             lambda self, turn, state: None),
 }

@@ -9,20 +9,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
-checks.check_version, runs.config_json (v1 files read on: the new columns are null there)."""
+checks.check_version, runs.config_json. v3: events.blocked. Files of older versions are read on:
+their missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
-TRIAL_STATUSES = ("complete", "agent_error", "limit", "incomplete")
-"""Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's."""
+TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
+"""Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
+``agent_error`` and ``limit`` are the agent's (a closed error kind says which)."""
+TRIAL_STATUSES: tuple[TrialStatus, ...] = get_args(TrialStatus)
+AttemptOutcome = TrialStatus
+"""An attempt ends in the status its trial would have if it were the final attempt."""
+ATTEMPT_OUTCOMES: tuple[AttemptOutcome, ...] = TRIAL_STATUSES
 
-EVENT_KINDS = (
+EventKind = Literal[
     "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
-)
+]
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,7 @@ TRIALS = Table(
         _c("tools_sha256", pa.string(), "Hash of the domain's tool schemas."),
         _c("memory_mode", pa.string(), "Agent memory mode: chat / summary / structured."),
         _c("repeat", pa.int32(), "Repeat index, 0-based."),
-        _c("status", pa.string(), "complete / agent_error / limit / incomplete."),
+        _c("status", pa.string(), " / ".join(TRIAL_STATUSES) + "."),
         _c("passed", pa.bool_(), "All checks passed; null unless status is final.", nullable=True),
         _c("error_kind", pa.string(), "Closed error kind when status is not complete.",
            nullable=True),
@@ -175,8 +182,7 @@ EVENTS = Table(
         _c("seq", pa.int32(), "Order of the event within the trial, 0-based."),
         _c("turn", pa.int32(), "User turn, 1-based."),
         _c("step", pa.int32(), "Model step within the turn, 0-based."),
-        _c("kind", pa.string(), "user_message / memory_update / assistant_message / tool_call "
-           "/ tool_result."),
+        _c("kind", pa.string(), " / ".join(EVENT_KINDS) + "."),
         _c("content", pa.string(), "Message text, redacted.", nullable=True),
         _c("tool_name", pa.string(), "Tool name for tool events.", nullable=True),
         _c("tool_call_id", pa.string(), "Call id linking a tool call to its result.",
@@ -188,6 +194,8 @@ EVENTS = Table(
         _c("state_revision", pa.int64(), "Sandbox state revision at the call.", nullable=True),
         _c("tool_error", pa.string(), "Error the tool returned to the agent; for a memory_update, "
            "why the update was rejected.", nullable=True),
+        _c("blocked", pa.bool_(), "Tool events: the memory gate refused the call before it "
+           "reached the sandbox (no effect); null for other kinds.", nullable=True),
         _c("active_state_before", pa.string(), "Agent memory before the turn (JSON).",
            nullable=True),
         _c("active_state_after", pa.string(), "Agent memory after the turn (JSON).",
@@ -208,7 +216,7 @@ CHECKS = Table(
     (
         *_TRIAL_KEY,
         _c("check_id", pa.string(), "Check identifier, e.g. forbidden_tool:reserve_room@2."),
-        _c("check_kind", pa.string(), "Kind of check (pipeline.checks.CheckKind)."),
+        _c("check_kind", pa.string(), "Kind of check (pipeline.scoring.CheckKind)."),
         _c("score", pa.string(), "Which of the five scores the check feeds: state, "
            "invalidation, function, arguments, response.", nullable=True),
         _c("passed", pa.bool_(), "Whether the check held."),
@@ -216,7 +224,7 @@ CHECKS = Table(
         _c("step", pa.int32(), "Step of the first violation, or null.", nullable=True),
         _c("detail", pa.string(), "What was seen."),
         _c("check_version", pa.int32(), "Version of the check kind's logic that produced the "
-           "row (pipeline.checks.CHECK_VERSIONS).", nullable=True),
+           "row (pipeline.scoring.CHECK_VERSIONS).", nullable=True),
     ),
 )
 
@@ -228,8 +236,8 @@ ATTEMPTS = Table(
         *_TRIAL_KEY,
         _c("attempt", pa.int32(), "Attempt number of the trial within the run, 1-based; a resumed "
            "run continues the count."),
-        _c("outcome", pa.string(), "The attempt's trial status: complete / agent_error / limit / "
-           "incomplete."),
+        _c("outcome", pa.string(), "The attempt's trial status: "
+           + " / ".join(ATTEMPT_OUTCOMES) + "."),
         _c("error_kind", pa.string(), "Closed error kind (pipeline.errors) when not complete.",
            nullable=True),
         _c("message", pa.string(), "Error text, secrets redacted.", nullable=True),

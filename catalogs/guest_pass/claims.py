@@ -1,13 +1,13 @@
 """What the guest_pass domain's replies say when they claim an action was done.
 
 Patterns of completed forms (past tense, short passive) per state-changing tool, for the
-response check ``said_vs_done`` (pipeline.response): a clause matching one is a claim that the
+response check ``said_vs_done`` (pipeline.scoring.claims): a clause matching one is a claim that the
 tool's action happened; a negation before the verb makes it a denial.
 """
 
 from __future__ import annotations
 
-from pipeline.response import ANY_WORDS, ClaimPatterns
+from pipeline.scoring import ANY_WORDS, ClaimPatterns
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(

@@ -5,7 +5,7 @@ state every trial starts from, copied per trial), ``prompts/*.md``, ``suites/*.j
 ``tools.py`` that exports ``READ_TOOLS``: name -> function(state, arguments) for the read tools
 (write tools have no code: the sandbox intercepts them). Optional: ``state.schema.json`` (the
 structured memory mode needs it), ``state_invariants(state) -> [message]`` in ``tools.py``, and
-``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.response).
+``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.scoring.claims).
 
 Domains are found under the catalog roots: every ``--catalog DIR`` given to the process
 (``set_extra_roots``, or ``AGENTSWEEP_CATALOGS`` separated by ``os.pathsep``), then the bundled

@@ -1,6 +1,6 @@
 """From check results to the five scores, the veto, the first violation and diagnostics.
 
-Pure functions of (events, scenario, checks): recomputable offline from the warehouse.
+Pure functions of (journal, scenario, checks): recomputable offline from the warehouse.
 """
 
 from __future__ import annotations
@@ -8,17 +8,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from pipeline.catalog import Domain, Scenario
-from pipeline.checks import (
-    SCORES,
-    VIOLATION_ORDER,
-    CheckResult,
-    ScoreName,
-    calls_of,
-    in_span,
-)
-from pipeline.trace import Event
+from pipeline.scoring.journal import Journal
+from pipeline.scoring.results import SCORES, VIOLATION_ORDER, CheckResult, ScoreName
+from pipeline.scoring.state import memory_failure_check
+from pipeline.scoring.values import in_span
 
 _LATE = 1 << 30
 
@@ -40,7 +36,7 @@ class TrialScores:
     clarification_questions: int
     failure_origin: str | None
 
-    def row(self) -> dict[str, object]:
+    def row(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -68,27 +64,28 @@ def first_violation(checks: Sequence[CheckResult]) -> CheckResult | None:
     ))
 
 
-def vetoed(checks: Sequence[CheckResult], domain: Domain) -> bool:
-    """A forbidden state-changing call fails the whole trial, whatever the other scores."""
-    for check in checks:
-        if check.check_kind == "forbidden_tool" and not check.passed:
-            tool = domain.tool(check.check_id.split(":", 1)[1].split("@", 1)[0])
-            if tool is not None and tool.kind == "write":
-                return True
+def vetoed(journal: Journal, scenario: Scenario, domain: Domain) -> bool:
+    """A forbidden state-changing call (one that took effect) fails the whole trial, whatever
+    the other scores."""
+    for rule in scenario.expectations.forbidden_tools:
+        tool = domain.tool(rule.tool)
+        if tool is None or tool.kind != "write":
+            continue
+        if any(c.name == rule.tool and in_span(c.turn, rule.from_turn, rule.until_turn)
+               for c in journal.calls):
+            return True
     return False
 
 
-def steps_to_correct(events: Sequence[Event], checks: Sequence[CheckResult],
+def steps_to_correct(journal: Journal, checks: Sequence[CheckResult],
                      turning_point: int | None) -> int | None:
     """Model steps from the turning point until the first step at which no check failed."""
     if turning_point is None:
         return None
     bad = {(c.turn, c.step) for c in checks if not c.passed and c.turn is not None}
     bad_turns = {c.turn for c in checks if not c.passed and c.turn is not None and c.step is None}
-    steps = sorted({(e.turn, e.step) for e in events
-                    if e.kind == "assistant_message" and e.turn >= turning_point})
     count = 0
-    for turn, step in steps:
+    for turn, step in journal.model_steps(turning_point):
         if (turn, step) in bad or turn in bad_turns:
             count += 1
             continue
@@ -96,11 +93,11 @@ def steps_to_correct(events: Sequence[Event], checks: Sequence[CheckResult],
     return None
 
 
-def repeated_calls(events: Sequence[Event], domain: Domain) -> int:
+def repeated_calls(journal: Journal, domain: Domain) -> int:
     """Read-tool calls repeating an earlier call's tool and arguments exactly."""
     seen: set[tuple[str, str]] = set()
     repeats = 0
-    for call in calls_of(events):
+    for call in journal.calls:
         spec = domain.tool(call.name)
         if spec is None or spec.kind != "read":
             continue
@@ -110,22 +107,18 @@ def repeated_calls(events: Sequence[Event], domain: Domain) -> int:
     return repeats
 
 
-def forbidden_attempts(events: Sequence[Event], scenario: Scenario) -> int:
+def forbidden_attempts(journal: Journal, scenario: Scenario) -> int:
     """Calls of a tool inside its forbidden span, blocked and refused ones included."""
     rules = scenario.expectations.forbidden_tools
-    return sum(1 for c in calls_of(events, include_refused=True)
+    return sum(1 for c in journal.attempted
                if any(c.name == r.tool and in_span(c.turn, r.from_turn, r.until_turn)
                       for r in rules))
 
 
-def questions_asked(events: Sequence[Event]) -> int:
-    return sum(1 for e in events if e.kind == "assistant_message" and "?" in (e.content or ""))
-
-
-def summarize_trial(events: Sequence[Event], scenario: Scenario, domain: Domain,
+def summarize_trial(journal: Journal, scenario: Scenario, domain: Domain,
                     checks: Sequence[CheckResult], memory_mode: str) -> TrialScores:
     scores = five_scores(checks)
-    memory_failed = any(c.check_id.startswith("memory:invalid@") for c in checks)
+    memory_failed = memory_failure_check(journal) is not None
     first = first_violation(checks)
     origin = None
     if memory_mode == "structured" and (first is not None or memory_failed):
@@ -136,13 +129,13 @@ def summarize_trial(events: Sequence[Event], scenario: Scenario, domain: Domain,
         score_function=scores["function"],
         score_arguments=scores["arguments"],
         score_response=scores["response"],
-        vetoed=vetoed(checks, domain),
+        vetoed=vetoed(journal, scenario, domain),
         first_violation_turn=first.turn if first else None,
         first_violation_step=first.step if first else None,
         first_violation_check=first.check_id if first else None,
-        steps_to_correct_continuation=steps_to_correct(events, checks, scenario.turning_point),
-        repeated_searches=repeated_calls(events, domain),
-        forbidden_calls_attempted=forbidden_attempts(events, scenario),
-        clarification_questions=questions_asked(events),
+        steps_to_correct_continuation=steps_to_correct(journal, checks, scenario.turning_point),
+        repeated_searches=repeated_calls(journal, domain),
+        forbidden_calls_attempted=forbidden_attempts(journal, scenario),
+        clarification_questions=journal.questions(),
         failure_origin=origin,
     )

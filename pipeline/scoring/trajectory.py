@@ -24,15 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pipeline.catalog.models import TrajectoryRule
-
-if TYPE_CHECKING:
-    # Types only: pipeline.checks is to import this module to wire the check into score().
-    from pipeline.checks import Call, CheckResult
-
-TRAJECTORY_VERSION = 1
+from pipeline.scoring.journal import Call
+from pipeline.scoring.results import CheckResult
 
 ViolationCode = Literal[
     "create_before_confirm",
@@ -132,9 +128,6 @@ def evaluate_trajectory(rule: TrajectoryRule, calls: Iterable[Call]) -> Trajecto
 
 def trajectory_check(rule: TrajectoryRule, calls: Iterable[Call]) -> CheckResult:
     """The trajectory as one check; a failure's detail starts with its violation code."""
-    # Imported here so that pipeline.checks can import this module at its top.
-    from pipeline.checks import CheckResult
-
     check_id = f"trajectory:{rule.create_tool}"
     result = evaluate_trajectory(rule, calls)
     violation = result.violation

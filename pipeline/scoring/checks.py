@@ -1,0 +1,120 @@
+"""Every check of a scenario over a trial's journal: a pure function of (trace, scenario,
+memory mode), re-runnable offline from the warehouse.
+
+An agent error that ended the dialog early is itself a check, at the point where the dialog
+ended, and checks about turns (or the end) the dialog never reached do not apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.catalog import Domain, Scenario
+from pipeline.scoring.actions import (
+    argument_check,
+    final_check,
+    forbidden_check,
+    fresh_call_check,
+    required_check,
+)
+from pipeline.scoring.journal import Journal
+from pipeline.scoring.replies import (
+    clarification_check,
+    language_check,
+    phrase_checks,
+    said_vs_done_check,
+)
+from pipeline.scoring.results import CheckResult, ScoreName
+from pipeline.scoring.state import memory_failure_check, state_checks, summary_checks
+from pipeline.scoring.trajectory import trajectory_check
+
+OUTCOME_SCORES: dict[str, ScoreName] = {
+    "empty_response": "response", "output_truncated": "response", "context_limit": "response",
+    "tool_loop": "function", "step_limit": "function",
+}
+"""Which score an agent error that ended the dialog fails (``invalid_memory`` is the State
+check ``memory:invalid``)."""
+
+
+def outcome_check(error_kind: str, journal: Journal) -> CheckResult | None:
+    """The agent error that ended the dialog, at the point where it ended."""
+    score_name = OUTCOME_SCORES.get(error_kind)
+    if score_name is None or not journal.events:
+        return None
+    last = journal.events[-1]
+    return CheckResult(f"outcome:{error_kind}@{last.turn}", "agent_outcome", False, last.turn,
+                       last.step, f"the dialog ended at turn {last.turn} step {last.step}: "
+                       f"{error_kind}", score_name)
+
+
+@dataclass(frozen=True)
+class Played:
+    """How far the dialog got: every turn, or up to ``last_turn`` when an agent error ended it."""
+
+    last_turn: int
+    ended_early: bool
+
+    def reached(self, turn: int | None) -> bool:
+        """A check about ``turn`` (None: the end of the dialog) applies to what was played."""
+        if not self.ended_early:
+            return True
+        return turn is not None and turn <= self.last_turn
+
+    def judges(self, turn: int | None, check: CheckResult) -> bool:
+        """Whether a check that something happens at ``turn`` applies: the turn the error cut
+        short counts only when it already happened there (it might have come later)."""
+        if not self.ended_early:
+            return True
+        return turn is not None and (turn < self.last_turn
+                                     or (turn == self.last_turn and check.passed))
+
+
+def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by: str | None,
+               domain: Domain) -> list[CheckResult]:
+    """Every check of ``scenario`` over ``journal``. ``ended_by``: the agent error that ended
+    the dialog, if one did."""
+    calls = journal.calls
+    played = Played(journal.last_turn, ended_by is not None)
+    turns = max(journal.last_turn, len(scenario.turns))
+    rules = scenario.expectations
+    memory_failure = memory_failure_check(journal)
+    results = [memory_failure] if memory_failure is not None else []
+    outcome = outcome_check(ended_by, journal) if ended_by is not None else None
+    results += [outcome] if outcome is not None else []
+    results += [forbidden_check(r, calls) for r in rules.forbidden_tools]
+    results += [c for r in rules.required_tools
+                if played.judges(r.turn, c := required_check(r, calls, turns))]
+    if rules.trajectory is not None:
+        trajectory = trajectory_check(rules.trajectory, calls)
+        if trajectory.passed or played.reached(trajectory.turn):
+            results.append(trajectory)
+    results += [argument_check(r, calls) for r in rules.argument_constraints]
+    results += [final_check(r, calls, turns) for r in rules.final_values if played.reached(None)]
+    results += [c for r in rules.fresh_calls
+                if played.judges(r.turn, c := fresh_call_check(r, journal))]
+    results += _turn_checks(journal, scenario, memory_mode, played)
+    results.append(said_vs_done_check(journal, domain))
+    return results
+
+
+def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
+                 played: Played) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for number, turn in enumerate(scenario.turns, start=1):
+        if not played.reached(number):
+            break
+        if memory_mode == "structured":
+            results += state_checks(number, turn, journal.memory_after.get(number))
+        elif memory_mode == "summary":
+            results += summary_checks(number, turn, journal.memory_after.get(number))
+        reply = journal.replies.get(number)
+        if reply is None and played.ended_early:
+            continue  # the turn ended in the error before any reply: nothing to judge
+        clarification = clarification_check(number, turn, reply)
+        if clarification is not None:
+            results.append(clarification)
+        results += phrase_checks(number, turn, reply)
+        language = language_check(number, turn, reply)
+        if language is not None:
+            results.append(language)
+    return results

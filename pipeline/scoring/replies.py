@@ -1,0 +1,120 @@
+"""Response checks over the turns' final replies: clarification where (and only where) due,
+forbidden phrases, the user's language, and what the replies say against the journal."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.catalog import Domain
+from pipeline.catalog.models import Turn
+from pipeline.scoring.claims import said_vs_done
+from pipeline.scoring.journal import Journal, Reply
+from pipeline.scoring.results import CheckResult
+
+
+def clarification_check(turn_no: int, turn: Turn, reply: Reply | None
+                        ) -> CheckResult | None:
+    if turn.clarification == "allowed":
+        return None
+    step, text = (reply.step, reply.text) if reply is not None else (None, "")
+    asks = "?" in text
+    ok = asks if turn.clarification == "required" else not asks
+    what = "asked" if asks else "did not ask"
+    return CheckResult(f"clarification:{turn.clarification}@{turn_no}", "clarification", ok,
+                       None if ok else turn_no, None if ok else step,
+                       f"reply {what} a question ({turn.clarification})", "response")
+
+
+def phrase_checks(turn_no: int, turn: Turn, reply: Reply | None) -> list[CheckResult]:
+    step, text = (reply.step, reply.text) if reply is not None else (None, "")
+    results = []
+    for phrase in turn.response_forbids:
+        ok = phrase.casefold() not in text.casefold()
+        results.append(CheckResult(f"response:forbids:{phrase}@{turn_no}", "response_phrase",
+                                   ok, None if ok else turn_no, None if ok else step,
+                                   f"reply {'does not claim' if ok else 'claims'} {phrase!r}",
+                                   "response"))
+    return results
+
+
+MIN_LETTERS = 12
+"""Texts with fewer letters than this say too little to tell their language."""
+
+
+def script_of(text: str) -> str | None:
+    """The dominant alphabet of ``text`` ("cyrillic", "latin", "other"), by letter count;
+    None when it has too few letters."""
+    counts = {"cyrillic": 0, "latin": 0, "other": 0}
+    for char in text:
+        if char.isalpha():
+            counts[_alphabet(char)] += 1
+    if sum(counts.values()) < MIN_LETTERS:
+        return None
+    return max(counts, key=lambda k: counts[k])
+
+
+LANGUAGE_SHARE = 0.25
+"""A reply in the user's language has at least this share of its prose letters (tables, code
+and JSON left out) in the user's alphabet: Russian prose around English room names passes, an
+English reply quoting one Russian word does not (under 10%)."""
+
+
+def _alphabet(char: str) -> str:
+    return "cyrillic" if "\u0400" <= char <= "\u04ff" else "latin" if char.isascii() else "other"
+
+
+_MARKUP = re.compile(r"```.*?(?:```|$)|<[^<>]{1,40}>|^\s*\|.*$", re.DOTALL | re.MULTILINE)
+
+
+def prose_of(text: str) -> str:
+    """``text`` without what is not prose: code fences, tags, table rows, JSON objects."""
+    text = _MARKUP.sub(" ", text)
+    out, depth = [], 0
+    for char in text:
+        depth += char == "{"
+        if depth == 0:
+            out.append(char)
+        depth = max(0, depth - (char == "}"))
+    return "".join(out)
+
+
+def script_share(text: str, alphabet: str) -> float | None:
+    """Share of the prose letters of ``text`` in ``alphabet``: 0 when a reply with letters has
+    no prose at all (a JSON blob is no answer in any language); None when it has too few
+    letters to tell."""
+    if sum(c.isalpha() for c in text) < MIN_LETTERS:
+        return None
+    letters = [c for c in prose_of(text) if c.isalpha()]
+    if len(letters) < MIN_LETTERS:
+        return 0.0
+    return sum(_alphabet(c) == alphabet for c in letters) / len(letters)
+
+
+def language_check(turn_no: int, turn: Turn, reply: Reply | None
+                   ) -> CheckResult | None:
+    """The reply is written in the user's alphabet (a Russian user gets no English reply)."""
+    wanted = script_of(turn.user)
+    if wanted is None or reply is None:
+        return None
+    step, text = reply.step, reply.text
+    share = script_share(text, wanted)
+    if share is None and not any(c.isalnum() for c in text):
+        share = 0.0  # a reply of punctuation only (">") answers in no language
+    if share is None:
+        return None
+    ok = share >= LANGUAGE_SHARE
+    return CheckResult(f"reply_language@{turn_no}", "reply_language", ok,
+                       None if ok else turn_no, None if ok else step,
+                       f"{share:.0%} of the reply's letters are {wanted}, as the user writes "
+                       f"(at least {LANGUAGE_SHARE:.0%} wanted)", "response")
+
+
+def said_vs_done_check(journal: Journal, domain: Domain) -> CheckResult:
+    replies = journal.final_replies()
+    violations = said_vs_done(replies, journal.calls, domain.claim_patterns)
+    if not violations:
+        return CheckResult("said_vs_done", "said_vs_done", True, None, None,
+                           f"{len(replies)} replies agree with the journal", "response")
+    first = violations[0]
+    return CheckResult("said_vs_done", "said_vs_done", False, first.turn, first.step,
+                       f"{first.kind} {first.tool}: {first.clause!r}", "response")

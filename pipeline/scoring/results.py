@@ -1,0 +1,61 @@
+"""What a check says: its result, the closed sets of check kinds and scores, and their versions.
+
+Every check feeds one of the five scores of seed 000: State, Invalidation, Function, Arguments,
+Response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CheckKind = Literal[
+    "forbidden_tool", "required_tool", "argument_constraint", "final_value", "fresh_call",
+    "trajectory", "state_value", "summary_term", "said_vs_done", "clarification",
+    "response_phrase", "reply_language", "agent_outcome",
+]
+ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
+SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
+VIOLATION_ORDER: tuple[ScoreName, ...] = (
+    "state", "function", "arguments", "response", "invalidation"
+)
+"""Tie-break of violations at one (turn, step): the memory update precedes the planner; an
+invalidation failure is an omission seen only at the reply, so what the reply itself did wrong
+ranks before it."""
+CHECK_VERSIONS: dict[CheckKind, int] = {
+    # 2: calls the sandbox refused no longer count as actions (only the journal does);
+    # checks about turns a dialog ended by an agent error never reached no longer apply;
+    # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
+    # claims (the domains' claims.py). summary_term 3: phrasings; a summary that copies its
+    # update request fails. said_vs_done 3: a reply that writes tool-result markup itself
+    # (a fabricated tool result) fails
+    "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 3,
+    "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
+}
+"""Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
+whenever what it passes or fails changes, so verdicts of different versions are told apart."""
+KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
+    "forbidden_tool": "forbidden_tool", "required_tool": "required_tool",
+    "argument": "argument_constraint", "final": "final_value", "fresh_call": "fresh_call",
+    "trajectory": "trajectory", "state": "state_value", "memory": "state_value",
+    "summary": "summary_term", "said_vs_done": "said_vs_done", "clarification": "clarification",
+    "response": "response_phrase", "reply_language": "reply_language", "outcome": "agent_outcome",
+}
+"""Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check_id: str
+    check_kind: CheckKind
+    passed: bool
+    turn: int | None
+    step: int | None
+    detail: str
+    score: ScoreName | None = None
+
+    @property
+    def version(self) -> int:
+        """The version of this kind's logic (``CHECK_VERSIONS``)."""
+        return CHECK_VERSIONS[self.check_kind]

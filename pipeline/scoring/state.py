@@ -1,0 +1,90 @@
+"""State checks: the agent's memory after each turn (structured state path by path, summary
+terms), and a memory update that was refused and never repaired."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pipeline.catalog.models import Turn, phrasings
+from pipeline.memory import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
+from pipeline.scoring.journal import Journal
+from pipeline.scoring.results import CheckResult
+from pipeline.scoring.values import same_value
+
+IGNORED_STATE_KEYS = frozenset({"revision", "superseded", "status"})
+
+
+def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            if not prefix and key in IGNORED_STATE_KEYS:
+                continue
+            out.extend(_leaves(item, f"{prefix}{key}."))
+        return out
+    return [(prefix.rstrip("."), value)]
+
+
+def _lookup(state: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(state, dict) or part not in state:
+            return None
+        state = state[part]
+    return state
+
+
+def memory_failure_check(journal: Journal) -> CheckResult | None:
+    """The memory update of a turn was refused and never repaired (the trial ended there):
+    a State failure, read from the trace like every other check."""
+    for turn in sorted(journal.memory_updates):
+        rejected = journal.memory_updates[turn].rejected
+        if rejected is not None:
+            return CheckResult(f"memory:invalid@{turn}", "state_value", False, turn, 0,
+                               rejected, "state")
+    return None
+
+
+def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[CheckResult]:
+    if turn.state is None:
+        return []
+    try:
+        actual = json.loads(actual_json) if actual_json else None
+    except json.JSONDecodeError:
+        actual = None
+    results = []
+    for path, expected in _leaves(turn.state):
+        value = _lookup(actual, path)
+        ok = same_value(value, expected)
+        detail = (f"{path}={json.dumps(value, ensure_ascii=False)}"
+                  + ("" if ok else f", expected {json.dumps(expected, ensure_ascii=False)}"))
+        results.append(CheckResult(f"state:{path}@{turn_no}", "state_value", ok,
+                                   None if ok else turn_no, None if ok else 0, detail, "state"))
+    return results
+
+
+def copies_request(summary: str) -> bool:
+    """The summary repeats its own update request ("Previous summary:", "Dialog so far:",
+    "New user message:", or the request's dialog lines): a small model often does, and such a
+    text is no summary, whatever phrases the copied request happens to contain."""
+    return any(line.lstrip().startswith((*SUMMARY_SCAFFOLD, *DIALOG_LINE_PREFIXES))
+               for line in summary.splitlines())
+
+
+def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
+    text = (summary or "").casefold()
+    copied = copies_request(summary or "")
+    results = []
+    for kind, phrases in (("requires", turn.summary_requires), ("forbids", turn.summary_forbids)):
+        for phrase in phrases:
+            ways = phrasings(phrase)
+            found = next((w for w in ways if w.casefold() in text), None)
+            ok = not copied and (found is not None) == (kind == "requires")
+            detail = ("the summary copies its update request" if copied else
+                      f"summary keeps {found!r}" if kind == "requires" and ok else
+                      f"summary lost {' / '.join(map(repr, ways))}" if kind == "requires" else
+                      f"summary has no {ways[0]!r}" if ok else f"summary still has {found!r}")
+            results.append(CheckResult(f"summary:{kind}:{ways[0]}@{turn_no}", "summary_term", ok,
+                                       None if ok else turn_no, None if ok else 0, detail,
+                                       "state"))
+    return results

@@ -1,0 +1,112 @@
+"""Typed rows of the warehouse tables: one frozen dataclass per table, its fields the table's
+columns (``schema_version`` aside: the writer stamps it). ``tests/test_schema.py`` compares each
+with its table, so a column added on one side only fails there."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from warehouse.schema import AttemptOutcome, TrialStatus
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Row:
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialKey(_Row):
+    run_id: str
+    trial_id: str
+    attempt_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialScoreColumns(_Row):
+    """The scoring columns of a trial row (null for an incomplete trial)."""
+
+    score_state: int | None = None
+    score_invalidation: int | None = None
+    score_function: int | None = None
+    score_arguments: int | None = None
+    score_response: int | None = None
+    vetoed: bool | None = None
+    first_violation_turn: int | None = None
+    first_violation_step: int | None = None
+    first_violation_check: str | None = None
+    steps_to_correct_continuation: int | None = None
+    repeated_searches: int | None = None
+    forbidden_calls_attempted: int | None = None
+    clarification_questions: int | None = None
+    failure_origin: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialRow(TrialScoreColumns, TrialKey):
+    """A row of ``trials``: a trial's identity, provenance, outcome, scores and usage."""
+
+    scenario_id: str
+    scenario_version: int
+    scenario_sha256: str
+    scenario_class: str
+    suite_id: str
+    suite_sha256: str
+    domain: str
+    model: str
+    provider: str
+    model_version: str | None
+    system_fingerprint: str | None
+    temperature: float
+    generation_params: str
+    seed: int | None
+    prompt_id: str
+    prompt_sha256: str
+    tools_sha256: str
+    memory_mode: str
+    repeat: int
+    status: TrialStatus
+    passed: bool | None
+    error_kind: str | None
+    error_message: str | None
+    turns: int
+    model_calls: int
+    tool_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    latency_ms: float
+    started_at: datetime
+    finished_at: datetime
+    code_version: str
+    node_id: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckRow(TrialKey):
+    """A row of ``checks``: one check's verdict on one trial, with its logic's version."""
+
+    check_id: str
+    check_kind: str
+    score: str | None
+    passed: bool
+    turn: int | None
+    step: int | None
+    detail: str
+    check_version: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttemptRow(TrialKey):
+    """A row of ``attempts``: one execution attempt of a trial."""
+
+    attempt: int
+    outcome: AttemptOutcome
+    error_kind: str | None
+    message: str | None
+    node_id: str | None
+    started_at: datetime
+    finished_at: datetime
+    retry_delay_s: float | None
