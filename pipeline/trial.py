@@ -74,7 +74,8 @@ def model_client_for(spec: TrialSpec) -> ModelClient:
     params: dict[str, Any] = {}
     route = spec.model.route or resolve_route(spec.model.name)
     if route.scripted is not None:
-        params.update(reference_call_params(route.scripted, spec.scenario))
+        domain = load_domain(spec.scenario.domain, spec.domain_path)
+        params.update(reference_call_params(route.scripted, spec.scenario, domain))
     params.update(spec.extra)
     return LiteLLMClient(spec.model, params)
 

@@ -53,7 +53,19 @@ SCENARIOS = [
      "mutation": {"false_claim": {"turn": 1, "reply": "Готово, закрыл тикет 7."}},
      "catches": [{"mutant": "mutant-false-claim", "check": "said_vs_done",
                   "modes": ["chat"]}]},
+    {"id": "D3", "version": 1, "domain": "helpdesk", "class": "control", "turns": [
+        {"user": "Посмотри тикет 7.", "golden": [
+            LOOKUP, {"reply": "Тикет 7 открыт: принтер на третьем этаже не печатает."}]},
+        {"user": "Понятно, тогда закрой его.", "golden": [
+            {"call": {"name": "close_ticket", "arguments": {"ticket": 7}}},
+            {"reply": "Закрыл тикет 7."}]}],
+     "expectations": {"required_tools": [{"tool": "close_ticket", "turn": 2}],
+                      "forbidden_tools": [{"tool": "close_ticket", "until_turn": 1}]},
+     "turning_point": 2,
+     "catches": [{"mutant": "mutant-over-reset", "check": "required_tool:close_ticket@2",
+                  "modes": ["chat"]}]},
 ]
+OVER_RESET = "Давайте начнём сначала: какой номер тикета и что с ним сделать?"
 
 
 def make_domain(root: Path) -> Path:
@@ -65,6 +77,8 @@ def make_domain(root: Path) -> Path:
         {"tickets": {"7": {"ticket": 7, "status": "open", "title": "printer, 3rd floor"}}}))
     (folder / "tools.py").write_text(TOOLS_PY, "utf-8")
     (folder / "claims.py").write_text(CLAIMS_PY, "utf-8")
+    (folder / "reference_replies.json").write_text(json.dumps({"over_reset": OVER_RESET},
+                                                              ensure_ascii=False), "utf-8")
     (folder / "prompts" / "default.md").write_text("You are a helpdesk agent. Answer in the "
                                                    "user's language.\n", "utf-8")
     suite = folder / "suites" / "desk.jsonl"
@@ -86,7 +100,22 @@ def test_a_domain_outside_the_repo_loads_with_its_own_python_and_claims(outside:
     assert domain.read_tools["lookup_ticket"](dict(domain.seed_state), {"ticket": 7})["status"] \
         == "open"
     assert [p.tool for p in domain.claim_patterns] == ["close_ticket"]
-    assert [s.scenario.id for s in load_suite(outside).scenarios] == ["D1", "D2"]
+    assert [s.scenario.id for s in load_suite(outside).scenarios] == ["D1", "D2", "D3"]
+    assert domain.reference_replies.over_reset == OVER_RESET
+
+
+def test_the_reference_mutants_speak_the_outside_domains_own_words(outside: Path) -> None:
+    from pipeline.grid import ModelConfig, expand
+    from pipeline.trace import AssistantMessage
+    from pipeline.trial import RunContext, run_trial
+
+    set_extra_roots([outside.parents[2]])
+    (spec,) = [s for s in expand([load_suite(outside)], [ModelConfig(
+        "reference/mutant-over-reset")], ["default"], ["chat"], 1) if s.scenario.id == "D3"]
+    result = run_trial(spec, RunContext("outside", "test"))
+    said = [e.content for e in result.events if isinstance(e, AssistantMessage) and e.turn == 2]
+    assert said == [OVER_RESET]  # the domain's words, nothing from pipeline/
+    assert result.trial.first_violation_check == "required_tool:close_ticket@2"
 
 
 def test_verify_suite_proves_the_outside_domain_and_its_claims(outside: Path) -> None:
@@ -96,6 +125,11 @@ def test_verify_suite_proves_the_outside_domain_and_its_claims(outside: Path) ->
                                           "--suite", str(outside), "--memory-mode", "chat"])
     assert result.exit_code == 0, result.output
     assert "caught said_vs_done" in result.output  # only the domain's own claims see it
+    from pipeline.verify import verify
+
+    (cell,) = [c for c in verify([load_suite(outside)], ["chat"], ["mutant-over-reset"])
+               if c.scenario_id == "D3" and c.model == "reference/mutant-over-reset"]
+    assert cell.label() == "caught required_tool:close_ticket@2"  # its own over-reset reply
 
 
 def test_a_broken_domain_file_names_its_own_file_and_line(outside: Path) -> None:
@@ -118,5 +152,5 @@ def test_a_sweep_runs_the_outside_domain_on_ray(outside: Path, tmp_path: Path) -
                           "--run-id", "outside"], env=env, capture_output=True, text=True,
                          timeout=300, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "executed 4 (complete=4)" in run.stdout
+    assert "executed 6 (complete=6)" in run.stdout
     assert "D1" in run.stdout and "2/2" in run.stdout

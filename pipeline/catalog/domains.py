@@ -23,15 +23,16 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from pipeline.catalog.errors import CatalogError, format_location
-from pipeline.catalog.jsonlines import line_of, read_json
-from pipeline.catalog.models import ToolCatalog, ToolSpec
+from pipeline.catalog.jsonlines import Location, line_of, read_json
+from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
 from pipeline.hashing import sha256_json, sha256_text
 
+M = TypeVar("M", ToolCatalog, ReferenceReplies)
 ReadTool = Callable[[dict[str, Any], dict[str, Any]], Any]
 StateInvariants = Callable[[dict[str, Any]], list[str]]
 CATALOGS_ENV = "AGENTSWEEP_CATALOGS"
@@ -91,6 +92,8 @@ class Domain:
     """Domain invariants over a structured state, beyond the schema."""
     claim_patterns: tuple[Any, ...] = ()
     """The response check's patterns of "this tool's action was done" (``claims.py``)."""
+    reference_replies: ReferenceReplies = ReferenceReplies()
+    """What the reference mutants say in this domain's words (``reference_replies.json``)."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -130,12 +133,7 @@ def load_domain(name: str, folder: Path | None = None) -> Domain:
 def _load(path: Path) -> Domain:
     name = path.name
     raw_tools, lines = read_json(path / "tools.json")
-    try:
-        catalog = ToolCatalog.model_validate(raw_tools)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise CatalogError(str(path / "tools.json"), line_of(list(first["loc"]), lines),
-                           format_location(list(first["loc"])), str(first["msg"])) from None
+    catalog = _validated(ToolCatalog, raw_tools, lines, path / "tools.json")
     module = _module(path / "tools.py", name)
     read_tools: Mapping[str, ReadTool] = getattr(module, "READ_TOOLS", {})
     missing = {t.name for t in catalog.tools if t.kind == "read"} - set(read_tools)
@@ -155,7 +153,24 @@ def _load(path: Path) -> Domain:
         state_invariants=getattr(module, "state_invariants", None),
         claim_patterns=tuple(getattr(_module(claims, name), "CLAIM_PATTERNS", ()))
         if claims.is_file() else (),
+        reference_replies=_reference_replies(path / "reference_replies.json"),
     )
+
+
+def _validated(model: type[M], raw: Any, lines: Mapping[Location, int], path: Path) -> M:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise CatalogError(str(path), line_of(list(first["loc"]), lines),
+                           format_location(list(first["loc"])), str(first["msg"])) from None
+
+
+def _reference_replies(path: Path) -> ReferenceReplies:
+    if not path.is_file():
+        return ReferenceReplies()
+    raw, lines = read_json(path)
+    return _validated(ReferenceReplies, raw, lines, path)
 
 
 def _module(path: Path, domain: str) -> ModuleType:

@@ -276,3 +276,15 @@ class ToolSpec(Strict):
 
 class ToolCatalog(Strict):
     tools: list[ToolSpec] = Field(min_length=1)
+
+
+class ReferenceReplies(Strict):
+    """What a domain's reference mutants say when a defect replaces a reply with the domain's
+    own words (``reference_replies.json``; pipeline.models.mutants). A mutant whose reply the
+    domain does not give plays the golden script."""
+
+    over_reset: str | None = Field(default=None, min_length=1, description=(
+        "mutant-over-reset: after a change, asks again for every fact of the request."))
+    over_confirmation: str | None = Field(default=None, min_length=1, description=(
+        "mutant-over-confirmation: asks to confirm an unambiguous revision instead of acting."))
+

@@ -9,11 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.catalog.models import Scenario, ToolCatalog
+from pipeline.catalog.models import ReferenceReplies, Scenario, ToolCatalog
 
 SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "scenario.schema.json": Scenario,
     "tools.schema.json": ToolCatalog,
+    "reference_replies.schema.json": ReferenceReplies,
 }
 
 

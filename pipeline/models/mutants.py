@@ -14,10 +14,6 @@ from typing import Any
 
 Script = dict[str, Any]
 
-OVER_RESET_REPLY = ("Хорошо. Давайте уточним всё заново: на какую дату и время нужна комната, "
-                    "сколько будет участников и какое оборудование требуется?")
-OVER_CONFIRMATION_REPLY = ("Правильно ли я понимаю, что нужно заменить прежнее значение "
-                           "новым? Подтвердите, пожалуйста, и я продолжу.")
 
 
 def _hints(script: Script, name: str) -> dict[str, Any] | None:
@@ -109,9 +105,12 @@ def drops_negation(script: Script) -> Script:
     return out
 
 
-def _replace_turning_turn(script: Script, reply: str) -> Script:
+def _replace_turning_turn(script: Script, reply_of: str) -> Script:
+    """The turning turn answered with the domain's reply for this defect (its
+    ``reference_replies.json``); unchanged when the domain gives none."""
     point = script.get("turning_point")
-    if point is None:
+    reply = (script.get("replies") or {}).get(reply_of)
+    if point is None or reply is None:
         return script
     out = copy.deepcopy(script)
     out["turns"][point - 1]["actions"] = [{"reply": reply}]
@@ -120,12 +119,12 @@ def _replace_turning_turn(script: Script, reply: str) -> Script:
 
 def over_reset(script: Script) -> Script:
     """After a change, asks again for every fact, including those that did not change."""
-    return _replace_turning_turn(script, OVER_RESET_REPLY)
+    return _replace_turning_turn(script, "over_reset")
 
 
 def over_confirmation(script: Script) -> Script:
     """Asks to confirm an unambiguous revision instead of acting on it."""
-    return _replace_turning_turn(script, OVER_CONFIRMATION_REPLY)
+    return _replace_turning_turn(script, "over_confirmation")
 
 
 def false_claim(script: Script) -> Script:

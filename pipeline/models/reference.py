@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pipeline.catalog import CallAction, Scenario
+from pipeline.catalog import CallAction, Domain, Scenario, load_domain
 from pipeline.routes import ModelRoute
 
 REFERENCE_PROVIDER = "reference"
@@ -79,7 +79,9 @@ class ReferenceScriptError(ValueError):
         super().__init__(f"{REFERENCE_ERROR_MARK} {message}")
 
 
-def golden_script(scenario: Scenario) -> Script:
+def golden_script(scenario: Scenario, domain: Domain | None = None) -> Script:
+    """The scenario's golden actions as a reference script; ``domain``: the scenario's domain
+    as the trial loaded it (default: looked up by name), for its reference replies."""
     turns = []
     for turn in scenario.turns:
         actions: list[dict[str, Any]] = []
@@ -96,6 +98,8 @@ def golden_script(scenario: Scenario) -> Script:
         "turning_point": scenario.turning_point,
         "mutation": scenario.mutation.model_dump(mode="json"),
         "fresh_calls": [f.model_dump(mode="json") for f in scenario.expectations.fresh_calls],
+        "replies": (domain or load_domain(scenario.domain)).reference_replies.model_dump(
+            exclude_none=True),
     }
 
 
@@ -116,9 +120,10 @@ def reference_route(model_name: str) -> ModelRoute:
     return ModelRoute(model_name, scripted="metadata")
 
 
-def reference_call_params(channel: str, scenario: Scenario) -> dict[str, Any]:
+def reference_call_params(channel: str, scenario: Scenario,
+                          domain: Domain | None = None) -> dict[str, Any]:
     """Per-call LiteLLM options that hand the scenario's script to a reference model."""
-    script = {SCRIPT_KEY: golden_script(scenario)}
+    script = {SCRIPT_KEY: golden_script(scenario, domain)}
     return {"metadata": script} if channel == "metadata" else {"extra_body": script}
 
 
