@@ -21,7 +21,7 @@ from pipeline.scoring import CheckResult, TrialScores, score_trial
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.version import code_version
 from warehouse.query import run_named
-from warehouse.rows import CheckRow, TrialRow
+from warehouse.rows import CheckRow, RunRow, TrialRow
 from warehouse.writer import WarehouseWriter
 
 
@@ -154,14 +154,15 @@ def _record(writer: WarehouseWriter, run_id: str, new_run_id: str,
             done: Iterable[Rescored]) -> None:
     rows = list(done)
     now = datetime.now(UTC)
-    writer.write_batch({"runs": [{
-        "run_id": new_run_id, "invocation_id": f"rescore-of-{run_id}", "started_at": now,
-        "finished_at": now, "code_version": code_version(),
-        "suite_ids": sorted({str(r.trial.row["suite_id"]) for r in rows}),
-        "suite_sha256s": sorted({str(r.trial.row["suite_sha256"]) for r in rows}),
-        "models": sorted({str(r.trial.row["model"]) for r in rows}),
-        "memory_modes": sorted({str(r.trial.row["memory_mode"]) for r in rows}),
-        "repeats": max((int(r.trial.row["repeat"]) + 1 for r in rows), default=0),
-        "grid_size": len(rows), "trials_run": 0, "ray_address": None,
-        "argv": f"rescore --run-id {run_id} --as {new_run_id}",
-    }]})
+    row = RunRow(
+        run_id=new_run_id, invocation_id=f"rescore-of-{run_id}", started_at=now,
+        finished_at=now, code_version=code_version(),
+        suite_ids=sorted({str(r.trial.row["suite_id"]) for r in rows}),
+        suite_sha256s=sorted({str(r.trial.row["suite_sha256"]) for r in rows}),
+        models=sorted({str(r.trial.row["model"]) for r in rows}),
+        memory_modes=sorted({str(r.trial.row["memory_mode"]) for r in rows}),
+        repeats=max((int(r.trial.row["repeat"]) + 1 for r in rows), default=0),
+        grid_size=len(rows), trials_run=0, ray_address=None,
+        argv=f"rescore --run-id {run_id} --as {new_run_id}", config_json=None,
+    )
+    writer.write_batch({"runs": [row.as_dict()]})

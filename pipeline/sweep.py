@@ -35,6 +35,7 @@ from pipeline.settings import ModelSettings
 from pipeline.trial import RunContext, TrialResult, tables_of
 from pipeline.version import code_version
 from warehouse.query import run_named, run_sql
+from warehouse.rows import RunRow
 from warehouse.writer import WarehouseWriter, validate_run_id
 
 
@@ -279,23 +280,24 @@ def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
     """The invocation's ``runs`` row: at its start (``executed`` None, no finish time: a run
     that never finishes keeps only this one) and again when it finishes."""
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
-    writer.write_batch({"runs": [{
-        "run_id": sweep_plan.run_id,
-        "invocation_id": invocation_id,
-        "started_at": started_at,
-        "finished_at": None if executed is None else datetime.now(UTC),
-        "code_version": code_version(),
-        "suite_ids": [s.id for s in sweep_plan.suites],
-        "suite_sha256s": [s.sha256 for s in sweep_plan.suites],
-        "models": list(config.models),
-        "memory_modes": list(config.memory_modes),
-        "repeats": config.repeats,
-        "grid_size": sweep_plan.grid_size,
-        "trials_run": executed or 0,
-        "ray_address": config.ray_address,
-        "argv": redact(" ".join(sys.argv)),
-        "config_json": config_json(config),
-    }]})
+    row = RunRow(
+        run_id=sweep_plan.run_id,
+        invocation_id=invocation_id,
+        started_at=started_at,
+        finished_at=None if executed is None else datetime.now(UTC),
+        code_version=code_version(),
+        suite_ids=[s.id for s in sweep_plan.suites],
+        suite_sha256s=[s.sha256 for s in sweep_plan.suites],
+        models=list(config.models),
+        memory_modes=list(config.memory_modes),
+        repeats=config.repeats,
+        grid_size=sweep_plan.grid_size,
+        trials_run=executed or 0,
+        ray_address=config.ray_address,
+        argv=redact(" ".join(sys.argv)),
+        config_json=config_json(config),
+    )
+    writer.write_batch({"runs": [row.as_dict()]})
 
 
 def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:

@@ -18,6 +18,27 @@ class _Row:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunRow(_Row):
+    """A row of ``runs``: one invocation of a sweep (written at its start and its end)."""
+
+    run_id: str
+    invocation_id: str
+    started_at: datetime
+    finished_at: datetime | None
+    code_version: str
+    suite_ids: list[str]
+    suite_sha256s: list[str]
+    models: list[str]
+    memory_modes: list[str]
+    repeats: int
+    grid_size: int
+    trials_run: int
+    ray_address: str | None
+    argv: str
+    config_json: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class TrialKey(_Row):
     run_id: str
     trial_id: str
