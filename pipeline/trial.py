@@ -21,9 +21,8 @@ from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
-from pipeline.models.reference import reference_call_params
+from pipeline.providers import provider_for, resolve_route
 from pipeline.redact import redact
-from pipeline.routes import resolve_route
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import TrialScores, summarize_trial
 from pipeline.trace import Trace
@@ -47,12 +46,11 @@ class TrialResult:
 
 
 def model_client_for(spec: TrialSpec) -> ModelClient:
-    params: dict[str, Any] = {}
+    """The trial's model client: the model's provider adds its per-trial call options (looked
+    up by name, never special-cased here), then the sweep's (``spec.extra``)."""
     route = spec.model.route or resolve_route(spec.model.name)
-    if route.scripted is not None:
-        params.update(reference_call_params(route.scripted, spec.scenario))
-    params.update(spec.extra)
-    return LiteLLMClient(spec.model, params)
+    params = provider_for(spec.model.name).trial_params(route, spec.scenario)
+    return LiteLLMClient(spec.model, {**params, **spec.extra})
 
 
 @dataclass

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
@@ -28,8 +26,9 @@ def test_trial_id_changes_with_each_part_of_the_identity() -> None:
         trial_id_for(scenario, "other", model, "p", "chat", 0),
         trial_id_for(replace_version(scenario), digest, model, "p", "chat", 0),
         trial_id_for(scenario, digest, ModelConfig("openai/x"), "p", "chat", 0),
-        trial_id_for(scenario, digest, replace(model, temperature=1.0), "p", "chat", 0),
-        trial_id_for(scenario, digest, replace(model, seed=7), "p", "chat", 0),
+        trial_id_for(scenario, digest, model.model_copy(update={"temperature": 1.0}), "p", "chat",
+                     0),
+        trial_id_for(scenario, digest, model.model_copy(update={"seed": 7}), "p", "chat", 0),
         trial_id_for(scenario, digest, model, "q", "chat", 0),
         trial_id_for(scenario, digest, model, "p", "summary", 0),
         trial_id_for(scenario, digest, model, "p", "chat", 1),
