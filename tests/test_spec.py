@@ -194,3 +194,29 @@ def test_a_local_model_gets_its_route_and_default_params(tmp_path: Path) -> None
     assert local.route is not None and local.route.litellm_model == "openai/qwen2.5-coder-1.5b"
     assert local.route.node_service == "local-model:qwen2.5-coder-1.5b"
     assert dict(local.params) == {"max_tokens": 768, "top_p": 0.5}
+
+
+def test_a_config_recorded_before_model_config_resumes_the_same_grid(tmp_path: Path) -> None:
+    """runs.config_json of an older run (model names, the CLI's temperature and seed, a spec's
+    model_settings apart) is read back as the same models, so the same trial ids."""
+    from pipeline.sweep import plan, upgrade_recorded
+
+    old = {"suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
+           "models": ["reference/golden", "openai/x"], "temperature": 0.5, "seed": 3,
+           "timeout_s": 9.0, "repeats": 2, "run_id": "old",
+           "model_settings": [{"name": "openai/x", "temperature": 0.2, "params": {"top_p": 1},
+                               "seed": None, "concurrency": 2, "api_base": None,
+                               "api_key_env": None, "timeout_s": None, "faults": None}]}
+    config = SweepConfig(**upgrade_recorded(old), warehouse=tmp_path / "wh")
+    assert config.models == [
+        ModelConfig("reference/golden", temperature=0.5, seed=3, timeout_s=9.0),
+        ModelConfig("openai/x", temperature=0.2, params={"top_p": 1}, concurrency=2,
+                    timeout_s=9.0)]
+    today = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
+                        repeats=2, run_id="old", warehouse=tmp_path / "wh", models=[
+                            ModelConfig("reference/golden", temperature=0.5, seed=3),
+                            ModelConfig("openai/x", temperature=0.2, params={"top_p": 1})])
+    assert [s.trial_id for s in plan(config).pending] == [s.trial_id for s in
+                                                          plan(today).pending]
+    assert upgrade_recorded({"models": [{"name": "reference/golden"}]}) == {
+        "models": [{"name": "reference/golden"}]}  # today's shape is left alone
