@@ -36,9 +36,9 @@ MIX = [("V1", "chat"), ("GP-C1", "chat"), ("V1", "summary"), ("F1", "structured"
 def _specs(count: int) -> list[Any]:
     from pipeline.catalog import bundled_suites, load_suites
     from pipeline.grid import expand
-    from pipeline.settings import ModelSettings
+    from pipeline.model_config import ModelConfig
 
-    model = ModelSettings(name="local/default", temperature=0.7, seed=11).to_model_config()
+    model = ModelConfig("local/default", temperature=0.7, seed=11).resolved()
     suites = load_suites(bundled_suites())
     grid = [s for s in expand(suites, [model], ["default"], ["chat", "summary", "structured"],
                               max(1, count))

@@ -185,8 +185,8 @@ server.serve_forever(0, FaultProfile(latency_ms=float(sys.argv[1])),
 
 
 def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str, Any]:
+    from pipeline.model_config import ModelConfig
     from pipeline.models.reference import SCRIPT_KEY, golden_script
-    from pipeline.settings import ModelSettings
     from pipeline.sweep import execute_plan
 
     server = subprocess.Popen(
@@ -196,8 +196,8 @@ def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str,
         assert server.stdout is not None
         api_base = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
         run_id = f"latency-{'nodelay' if nodelay else 'shipped'}"
-        config = _config(root, run_id, trials, models=["openai/golden"], max_in_flight=2 * LIMIT,
-                         model_settings=[ModelSettings(name="openai/golden", concurrency=LIMIT)])
+        config = _config(root, run_id, trials, max_in_flight=2 * LIMIT,
+                         models=[ModelConfig("openai/golden", concurrency=LIMIT)])
         sweep_plan = _plan(config, trials)
         pending = [replace(s, extra={"api_base": api_base, "api_key": "sk-bench-not-a-key",
                                      "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})

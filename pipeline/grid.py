@@ -2,52 +2,26 @@
 
 ``trial_id`` is a stable hash of what defines a trial (ARCHITECTURE.md, "Trial identity"): the
 scenario (id, version, content hash), the model and its generation params, the prompt's content
-hash, the memory mode and the repeat index. The run id is not part of it.
+hash, the memory mode and the repeat index. The run id is not part of it. Of the model
+(``pipeline.model_config.ModelConfig``) only the name and ``generation_params()`` (temperature,
+params, seed) count, hashed exactly as before that type existed: a configuration that leaves
+them at their defaults keeps the trial ids of older runs (``tests/test_grid.py`` pins some).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.catalog import Prompt, Scenario, Suite, load_domain
 from pipeline.hashing import canonical_json, sha256_json
-from pipeline.routes import ModelRoute
+from pipeline.model_config import ModelConfig as ModelConfig  # the grid's model, re-exported
 
 MemoryMode = Literal["chat", "summary", "structured"]
 MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
 DEFAULT_MODEL = "reference/golden"
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """A model under test and how it is called. ``params`` go to LiteLLM per call.
-
-    ``seed`` is the seed of repeat 0: repeat ``r`` of a grid cell runs with ``seed + r``
-    (``for_repeat``), so repeats sample differently yet every row can be reproduced."""
-
-    name: str
-    temperature: float = 0.0
-    params: tuple[tuple[str, Any], ...] = ()
-    seed: int | None = None
-    route: ModelRoute | None = field(default=None, compare=False)
-    """How LiteLLM reaches the model (pipeline.routes); None = the name as is."""
-
-    def for_repeat(self, repeat: int) -> ModelConfig:
-        return self if self.seed is None else replace(self, seed=self.seed + repeat)
-
-    @property
-    def provider(self) -> str:
-        return self.name.split("/", 1)[0] if "/" in self.name else "openai"
-
-    def generation_params(self) -> dict[str, Any]:
-        """Params that define the model's behaviour (part of the trial identity)."""
-        out: dict[str, Any] = {"temperature": self.temperature, **dict(self.params)}
-        if self.seed is not None:
-            out["seed"] = self.seed
-        return out
 
 
 @dataclass(frozen=True)

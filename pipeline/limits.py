@@ -27,15 +27,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.errors import InfraError
-from pipeline.grid import ModelConfig, TrialSpec
+from pipeline.grid import TrialSpec
+from pipeline.model_config import ModelConfig
 from pipeline.models.faults import FaultProfile
+from pipeline.providers import provider_of
 
 LIMITER_NAMESPACE = "agentsweep"
 
 
 def group_of(model: str) -> str:
-    """The provider group of a model: its LiteLLM prefix."""
-    return ModelConfig(model).provider
+    """The provider group of a model: its LiteLLM prefix (``pipeline.providers.provider_of``)."""
+    return provider_of(model)
 
 
 def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
@@ -46,66 +48,52 @@ def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
     return group if group in limits else None
 
 
-def settings_of(config: Any) -> list[Any]:
-    """``config.model_settings`` if the config has it (a list of ModelSettings), else []."""
-    settings = getattr(config, "model_settings", None) or []
-    return list(settings.values()) if isinstance(settings, Mapping) else list(settings)
+def models_of(config: Any) -> list[ModelConfig]:
+    """``config.models`` (a SweepConfig's) as ModelConfigs; [] for a config without them."""
+    return [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
 
 
 def limits_from(config: Any) -> dict[str, int]:
-    """Provider group -> concurrency from ``model_settings`` (the spec checks that a group has
-    one value; should two differ, the smaller wins)."""
+    """Provider group -> concurrency from the models (the spec checks that a group has one
+    value; should two differ, the smaller wins)."""
     limits: dict[str, int] = {}
-    for item in settings_of(config):
-        name, concurrency = _get(item, "name"), _get(item, "concurrency")
-        if name and concurrency:
-            group = group_of(str(name))
-            limits[group] = min(int(concurrency), limits.get(group, int(concurrency)))
+    for model in models_of(config):
+        if model.concurrency:
+            group = model.provider
+            limits[group] = min(model.concurrency, limits.get(group, model.concurrency))
     return limits
 
 
 def faults_from(config: Any) -> dict[str, FaultProfile]:
-    """Model name -> injected fault profile from ``model_settings``."""
-    faults: dict[str, FaultProfile] = {}
-    for item in settings_of(config):
-        profile = _get(item, "faults")
-        if profile is not None:
-            faults[str(_get(item, "name"))] = FaultProfile.model_validate(profile)
-    return faults
+    """Model name -> injected fault profile."""
+    return {m.name: m.faults for m in models_of(config) if m.faults is not None}
 
 
 def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
-    """Model name -> per-call LiteLLM options from ``model_settings``: ``api_base``, a
+    """Model name -> per-call LiteLLM options of its configuration: ``api_base``, a
     placeholder key when the environment has none for the provider (LiteLLM refuses to call
     an OpenAI-compatible endpoint without one; a local server needs none), and the call's
-    ``timeout`` (the model's ``timeout_s``, else the sweep's)."""
+    ``timeout`` (the model's ``timeout_s``)."""
+    params = {m.name: call_params_of(m) for m in models_of(config)}
+    return {name: entry for name, entry in params.items() if entry}
+
+
+def call_params_of(model: ModelConfig) -> dict[str, Any]:
     import os
 
     from pipeline.preflight import NO_KEY
     from pipeline.secrets import key_from_env, reveal
 
-    params: dict[str, dict[str, Any]] = {}
-    default_timeout = getattr(config, "timeout_s", None)
-    for item in settings_of(config):
-        name = str(_get(item, "name"))
-        entry: dict[str, Any] = {}
-        api_base = _get(item, "api_base")
-        key_env = _get(item, "api_key_env")
-        if api_base:
-            entry["api_base"] = reveal(str(api_base))
-            if not key_env and not os.environ.get(f"{group_of(name).upper()}_API_KEY"):
-                entry["api_key"] = NO_KEY
-        if key_env:
-            entry["api_key"] = key_from_env(str(key_env))
-        timeout = _get(item, "timeout_s") or default_timeout
-        if timeout:
-            entry["timeout"] = float(timeout)
-        if entry:
-            params[name] = entry
-    if default_timeout:
-        for name in getattr(config, "models", []):
-            params.setdefault(str(name), {"timeout": float(default_timeout)})
-    return params
+    entry: dict[str, Any] = {}
+    if model.api_base:
+        entry["api_base"] = reveal(model.api_base)
+        if not model.api_key_env and not os.environ.get(f"{model.provider.upper()}_API_KEY"):
+            entry["api_key"] = NO_KEY
+    if model.api_key_env:
+        entry["api_key"] = key_from_env(model.api_key_env)
+    if model.timeout_s:
+        entry["timeout"] = float(model.timeout_s)
+    return entry
 
 
 def with_call_params(specs: Iterable[TrialSpec],
@@ -114,10 +102,6 @@ def with_call_params(specs: Iterable[TrialSpec],
     for spec in specs:
         extra = params.get(spec.model.name)
         yield replace(spec, extra={**spec.extra, **extra}) if extra else spec
-
-
-def _get(item: Any, key: str) -> Any:
-    return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
 
 
 class ConcurrencyLimiter:

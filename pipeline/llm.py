@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
-from pipeline.grid import ModelConfig
-from pipeline.models.reference import CALL_TAG_KEY, REFERENCE_ERROR_MARK, REFERENCE_PROVIDER
+from pipeline.model_config import ModelConfig
+from pipeline.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.redact import redact
-from pipeline.routes import ModelRoute, resolve_route
+from pipeline.routes import CALL_TAG_KEY, ModelRoute
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,8 @@ class ModelReply:
 
 
 CallPurpose = Literal["planner", "summary", "state"]
-# CALL_TAG_KEY: the call tag (purpose, turn) goes in LiteLLM ``metadata`` and, for the
-# reference server, in the request body. Real providers ignore it; reference models answer by it.
+# CALL_TAG_KEY (pipeline.routes): the call tag (purpose, turn) goes in LiteLLM ``metadata`` and,
+# when the call has an ``extra_body``, in the request body. Real providers ignore it.
 
 
 class ModelClient(Protocol):
@@ -73,7 +73,8 @@ _litellm: Any = None
 
 
 def litellm_module() -> Any:
-    """Import LiteLLM once per process, with the offline cost map, and register our providers."""
+    """Import LiteLLM once per process, with the offline cost map, and set up every registered
+    provider (``pipeline.providers``)."""
     global _litellm
     if _litellm is None:
         import os
@@ -81,19 +82,20 @@ def litellm_module() -> Any:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         import litellm
 
-        from pipeline.models.reference import register_reference_provider
-
         litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
-        register_reference_provider(litellm)
+        install_providers(litellm)
         _litellm = litellm
     return _litellm
 
 
 @dataclass
 class LiteLLMClient:
+    """Every call of one trial, planner and memory alike, with the model's generation params
+    (temperature, params, seed), its route's options and ``call_params``."""
+
     model: ModelConfig
     call_params: dict[str, Any] = field(default_factory=dict)
-    """Per-call options (api_base, metadata for reference models, timeout...)."""
+    """Per-call options (api_base, timeout, a provider's per-trial options...)."""
 
     @property
     def route(self) -> ModelRoute:
@@ -123,7 +125,7 @@ class LiteLLMClient:
                 response = litellm.completion(model=route.litellm_model, messages=messages,
                                               num_retries=0, **kwargs)
             except Exception as exc:  # classified below; anything unknown re-raises
-                raise classify(litellm, exc) from exc
+                raise classify(litellm, exc, provider_for(self.model.name)) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
 
@@ -175,8 +177,6 @@ def enforces_schema(litellm: Any, route: ModelRoute) -> bool:
     """Whether to send ``response_format`` with a JSON Schema on this route."""
     if route.structured_output is not None:
         return route.structured_output
-    if route.litellm_model.startswith(f"{REFERENCE_PROVIDER}/"):
-        return False
     try:
         return bool(litellm.supports_response_schema(model=route.litellm_model))
     except Exception:  # LiteLLM's table does not know the model: do not ask for it
@@ -209,17 +209,16 @@ def _guarded(model: str) -> AbstractContextManager[object]:
     return nullcontext() if guard is None else guard(model)
 
 
-def classify(litellm: Any, exc: Exception) -> Exception:
+def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None) -> Exception:
     """Map a LiteLLM exception to InfraError (or to the agent's ``context_limit``: its dialog
-    outgrew the model's context); other exceptions are returned unchanged."""
+    outgrew the model's context, or ConfigError); ``provider`` (the call's) reads its own errors
+    first. Other exceptions are returned unchanged."""
     message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
     if isinstance(exc, litellm.ContextWindowExceededError):
         return AgentError("context_limit", message)
-    if REFERENCE_ERROR_MARK in str(exc):
-        # A broken reference script is our harness's fault, whatever LiteLLM wraps it in (an
-        # APIConnectionError in process, a 400 from the reference server): never the
-        # configuration's, never the agent's.
-        return InfraError("harness_error", message)
+    own = provider.classify(exc, message) if provider is not None else None
+    if own is not None:
+        return own
     refused = (litellm.AuthenticationError, litellm.PermissionDeniedError,
                litellm.NotFoundError, litellm.BadRequestError, litellm.UnsupportedParamsError)
     if isinstance(exc, refused) or _MISSING_KEY.search(str(exc)):

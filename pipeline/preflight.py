@@ -1,12 +1,13 @@
 """Preflight: every mistake in a sweep's inputs found before its first trial runs.
 
-``preflight(config, suites)`` raises ``PreflightError`` (one line, naming the option or the file
-and field) for: a model no provider knows (an unknown reference variant, a LiteLLM provider
-prefix LiteLLM does not have), a real provider whose key is not in the environment, an
-``api_base`` nothing listens on, a prompt a domain lacks, a memory mode a domain cannot run
-(structured needs ``state.schema.json``), and golden data a reference model needs but a
-scenario lacks (a summary or state per turn). LiteLLM is imported only when a real provider
-is named (it costs seconds).
+``preflight(models, suites, prompts, memory_modes)`` raises ``PreflightError`` (one line,
+naming the option or the file and field) for: a model no provider knows (a name its registered
+provider refuses, e.g. an unknown reference variant; a LiteLLM provider prefix LiteLLM does not
+have), a real provider whose key is not in the environment, an ``api_base`` nothing listens on,
+a prompt a domain lacks, a memory mode a domain cannot run (structured needs
+``state.schema.json``), and whatever a model's provider checks in the suites
+(``ModelProvider.check_suites``: reference models need a golden summary or state per turn).
+LiteLLM is imported only when a real provider is named (it costs seconds).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from pipeline.catalog import CatalogError, Suite, load_domain
-from pipeline.grid import ModelConfig
-from pipeline.models.reference import REFERENCE_PROVIDER, REFERENCE_VARIANTS
+from pipeline.model_config import ModelConfig
+from pipeline.providers import provider_for, provider_named
 
 NO_KEY = "no-key"
 """The key sent to an OpenAI-compatible ``api_base`` when the environment has none (local
@@ -30,13 +31,32 @@ class PreflightError(ValueError):
 
 
 def preflight(models: Sequence[ModelConfig], suites: Sequence[Suite], prompts: Sequence[str],
-              memory_modes: Sequence[str], api_bases: dict[str, str],
-              key_envs: dict[str, str] | None = None) -> None:
-    for model, variable in (key_envs or {}).items():
-        if not os.environ.get(variable):
-            raise PreflightError(f"--model {model}: api_key_env {variable} is not set in the "
-                                 "environment")
-    _check_models(models, {**api_bases, **{m: "" for m in key_envs or {} if m not in api_bases}})
+              memory_modes: Sequence[str]) -> None:
+    """Every check, in order; ``models`` as configured (their routes are resolved here if they
+    are not yet: a name its provider does not know is refused)."""
+    for model in models:
+        if model.api_key_env and not os.environ.get(model.api_key_env):
+            raise PreflightError(f"--model {model.name}: api_key_env {model.api_key_env} is not "
+                                 "set in the environment")
+    resolved = [_resolved(model) for model in models]
+    _check_models(resolved)
+    _check_domains(suites, prompts, memory_modes)
+    for name in sorted({model.provider for model in resolved}):
+        try:
+            provider_named(name).check_suites(suites, memory_modes)
+        except ValueError as exc:
+            raise PreflightError(str(exc)) from None
+
+
+def _resolved(model: ModelConfig) -> ModelConfig:
+    try:
+        return model.resolved()
+    except ValueError as exc:
+        raise PreflightError(f"--model {model.name}: {exc}") from None
+
+
+def _check_domains(suites: Sequence[Suite], prompts: Sequence[str],
+                   memory_modes: Sequence[str]) -> None:
     domains = sorted({s.scenario.domain for suite in suites for s in suite.scenarios})
     for name in domains:
         domain = load_domain(name)
@@ -49,23 +69,22 @@ def preflight(models: Sequence[ModelConfig], suites: Sequence[Suite], prompts: S
             raise PreflightError(f"--memory-mode structured: domain {name} has no "
                                  f"state.schema.json ({domain.path}), so its scenarios cannot "
                                  "run in structured mode; leave that mode out")
-    if any(m.provider == REFERENCE_PROVIDER for m in models):
-        _check_golden_memory(suites, memory_modes)
 
 
-def _check_models(models: Iterable[ModelConfig], api_bases: dict[str, str]) -> None:
-    real = []
+def _check_models(models: Iterable[ModelConfig]) -> None:
+    """Models that LiteLLM reaches over the network: a provider it knows, a key or an endpoint
+    (offline providers and node services have neither to check)."""
     for model in models:
-        if model.provider == REFERENCE_PROVIDER:
-            variant = model.name.split("/", 1)[1] if "/" in model.name else ""
-            if variant not in REFERENCE_VARIANTS:
-                known = ", ".join(f"{REFERENCE_PROVIDER}/{v}" for v in sorted(REFERENCE_VARIANTS))
-                raise PreflightError(f"--model {model.name}: no such reference model "
-                                     f"(known: {known})")
-        elif model.route is None or not model.route.node_service:
-            real.append(model)
-    for model in real:
-        _check_provider(model, api_bases.get(model.name))
+        served = model.route is not None and model.route.node_service
+        if not provider_for(model.name).offline and not served:
+            _check_provider(model, _endpoint(model))
+
+
+def _endpoint(model: ModelConfig) -> str | None:
+    """The model's own endpoint ("" = its own key but no endpoint), None = the provider's."""
+    if model.api_base:
+        return model.api_base
+    return "" if model.api_key_env else None
 
 
 def _check_provider(model: ModelConfig, api_base: str | None) -> None:
@@ -98,17 +117,3 @@ def _check_reachable(model: str, api_base: str) -> None:
     except OSError as exc:
         raise PreflightError(f"{model}: api_base {parts.scheme}://{parts.hostname}:{port} is "
                              f"not reachable ({exc.strerror or exc})") from None
-
-
-def _check_golden_memory(suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
-    needs = [(mode, key) for mode, key in (("summary", "summary"), ("structured", "state"))
-             if mode in memory_modes]
-    for suite in suites:
-        for loaded in suite.scenarios:
-            for index, turn in enumerate(loaded.scenario.turns):
-                for mode, key in needs:
-                    if getattr(turn, key) is None:
-                        raise PreflightError(
-                            f"{suite.path}:{loaded.line}: turns.{index}.{key}: reference models "
-                            f"in {mode} mode need the golden {key} of every turn (add it, or "
-                            f"leave {mode} mode out for reference models)")

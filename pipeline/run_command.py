@@ -91,24 +91,29 @@ def build_config(options: RunOptions) -> Any:
 def _grid_args(options: RunOptions) -> dict[str, Any]:
     args: dict[str, Any] = {"suites": options.suite, "resume": options.resume,
                             "ray_address": options.ray_address,
-                            "warehouse": hygiene.warehouse_root()}
-    for key, value in (("models", options.model), ("scenarios", options.scenario),
+                            "warehouse": hygiene.warehouse_root(),
+                            "models": _models(options)}
+    for key, value in (("scenarios", options.scenario),
                        ("prompts", options.prompt), ("memory_modes", options.memory_mode),
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
-                       ("temperature", options.temperature), ("seed", options.seed),
-                       ("max_in_flight", options.max_in_flight),
-                       ("timeout_s", options.timeout_s)):
+                       ("max_in_flight", options.max_in_flight)):
         if value not in (None, []):
             args[key] = value
-    if options.api_base is not None:
-        from pipeline.settings import ModelSettings
-
-        args["model_settings"] = [
-            ModelSettings(name=m, temperature=options.temperature or 0.0, seed=options.seed,
-                          api_base=options.api_base)
-            for m in (options.model or ["reference/golden"])]
     return args
+
+
+def _models(options: RunOptions) -> list[Any]:
+    """One ModelConfig per ``--model``, each with the options that apply to every model
+    (``--temperature``, ``--seed``, ``--api-base``, ``--timeout-s``). A ValidationError names
+    the option (its field is the option's name)."""
+    from pipeline.grid import DEFAULT_MODEL
+    from pipeline.model_config import ModelConfig
+
+    given = {key: value for key, value in (
+        ("temperature", options.temperature), ("seed", options.seed),
+        ("api_base", options.api_base), ("timeout_s", options.timeout_s)) if value is not None}
+    return [ModelConfig(name, **given) for name in options.model or [DEFAULT_MODEL]]
 
 
 def _from_spec(options: RunOptions) -> Any:
@@ -200,14 +205,12 @@ def check(config: Any, append: bool) -> list[Any]:
             _check_ray_address(config.ray_address)
         suites = load_plan_suites(config)
         try:
-            models = config.model_configs()
+            models = config.resolved_models()
         except ValueError as exc:
             if isinstance(exc, ValidationError):
                 raise
             raise BadInput(f"--model: {exc}") from None
-        preflight(models, suites, config.prompts, config.memory_modes,
-                  {m.name: m.api_base for m in config.model_settings if m.api_base},
-                  {m.name: m.api_key_env for m in config.model_settings if m.api_key_env})
+        preflight(models, suites, config.prompts, config.memory_modes)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:

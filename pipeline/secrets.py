@@ -32,9 +32,8 @@ def reveal(url: str) -> str:
 
 def conceal_config(config: Any) -> Any:
     """``config`` (a SweepConfig) with every credential-bearing api_base concealed."""
-    settings = [s.model_copy(update={"api_base": conceal(s.api_base)})
-                for s in config.model_settings]
-    return config.model_copy(update={"model_settings": settings})
+    models = [m.model_copy(update={"api_base": conceal(m.api_base)}) for m in config.models]
+    return config.model_copy(update={"models": models})
 
 
 def key_from_env(name: str) -> str:

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline.catalog import CatalogError, bundled_suites, known_suites, set_extra_roots
 from pipeline.catalog.errors import format_location
 from pipeline.grid import MemoryMode
+from pipeline.model_config import ModelConfig
 from pipeline.retry import RetryPolicy
-from pipeline.settings import ModelSettings
 from pipeline.sweep import SweepConfig
 from warehouse.writer import WarehouseError, validate_run_id
 
@@ -43,7 +43,8 @@ class SweepSpec(BaseModel):
     """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
     scenarios: list[str] = Field(default_factory=list)
     """Scenario ids to keep from the suites; empty = every scenario."""
-    models: list[ModelSettings] = Field(min_length=1)
+    models: list[ModelConfig] = Field(min_length=1)
+    """Each model with its own temperature, params, seed, limits and endpoint."""
     prompts: list[str] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (the domain's ``default`` prompt)."""
     memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
@@ -54,7 +55,8 @@ class SweepSpec(BaseModel):
     batch_size: int = Field(default=500, ge=1)
     max_in_flight: int = Field(default=64, ge=1)
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Default time limit of one model call (a model's own ``timeout_s`` wins)."""
+    """Default time limit of one model call (a model's own ``timeout_s`` wins); folded into
+    each model's ``timeout_s`` when the spec is loaded."""
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
     ray_address: str | None = None
     """Default: ``RAY_ADDRESS`` or a local Ray."""
@@ -149,15 +151,12 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "catalogs": catalogs,
         "suites": suites,
         "scenarios": list(spec.scenarios),
-        "models": [m.name for m in spec.models],
-        "temperature": spec.models[0].temperature,
-        "model_settings": list(spec.models),
+        "models": [_with_default_timeout(m, spec.timeout_s) for m in spec.models],
         "repeats": spec.repeats,
         "step_limit": spec.step_limit,
         "retry": spec.retry,
         "batch_size": spec.batch_size,
         "max_in_flight": spec.max_in_flight,
-        "timeout_s": spec.timeout_s,
         "trial_timeout_s": spec.trial_timeout_s,
         "ray_address": spec.ray_address,
         "warehouse": warehouse,
@@ -226,7 +225,14 @@ def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> No
         seen[value] = index
 
 
-def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
+def _with_default_timeout(model: ModelConfig, timeout_s: float | None) -> ModelConfig:
+    """The model with the spec's default call time limit unless it has its own."""
+    if model.timeout_s is not None or timeout_s is None:
+        return model
+    return model.model_copy(update={"timeout_s": timeout_s})
+
+
+def _check_models(models: Sequence[ModelConfig], fail: _Locator) -> None:
     """Provider groups agree on their limit; every model name resolves to a route."""
     limits: dict[str, tuple[int, int]] = {}
     for index, model in enumerate(models):
@@ -237,7 +243,7 @@ def _check_models(models: Sequence[ModelSettings], fail: _Locator) -> None:
                            f"provider group {model.provider!r} already has concurrency "
                            f"{previous[0]} (models.{previous[1]})")
         try:
-            model.to_model_config()
+            model.resolved()
         except ValueError as exc:
             raise fail(("models", index, "name"), str(exc)) from None
 

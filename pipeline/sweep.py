@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.attempts import Attempt
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
@@ -31,7 +31,6 @@ from pipeline.grid import (
 from pipeline.phases import mark
 from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
-from pipeline.settings import ModelSettings
 from pipeline.trial import RunContext, TrialResult, tables_of
 from pipeline.version import code_version
 from warehouse.query import run_named, run_sql
@@ -53,12 +52,9 @@ class SweepConfig(BaseModel):
     suites: list[Path] = Field(default_factory=list, description="Empty = the default suites.")
     scenarios: list[str] = Field(default_factory=list,
                                  description="Scenario ids to run; empty = every scenario.")
-    models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
-    temperature: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    seed: int | None = Field(default=None, description="Seed of repeat 0 (repeat r: seed + r).")
-    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, description=
-                                    "Time limit of one model call; None = each route's own "
-                                    "(local models 900 s), else 120 s.")
+    models: list[ModelConfig] = Field(
+        default_factory=lambda: [ModelConfig(DEFAULT_MODEL)], min_length=1, description=
+        "The models under test, each with how it is called (a bare name: the defaults).")
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
                                    "A trial's deadline: past it, it stops as an infrastructure "
                                    "timeout (incomplete, retried).")
@@ -72,20 +68,23 @@ class SweepConfig(BaseModel):
     max_in_flight: int = Field(default=64, ge=1)
     batch_size: int = Field(default=500, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    model_settings: list[ModelSettings] = Field(
-        default_factory=list, description="Per-model settings from a sweep spec, in the order "
-        "of models; empty = defaults. Concurrency and faults are for the executor.")
     warehouse: Path
 
-    def model_configs(self) -> list[ModelConfig]:
-        """One config per model: from its spec settings when given, else from the sweep's
-        temperature and seed. Raises ValueError for a model its provider does not know."""
-        by_name = {s.name: s for s in self.model_settings}
-        return [
-            (by_name.get(name) or ModelSettings(name=name, temperature=self.temperature,
-                                                seed=self.seed)).to_model_config()
-            for name in self.models
-        ]
+    @field_validator("models", mode="before")
+    @classmethod
+    def _names_are_models(cls, value: Any) -> Any:
+        """A bare model name stands for that model with the defaults."""
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    def model_names(self) -> list[str]:
+        return [m.name for m in self.models]
+
+    def resolved_models(self) -> list[ModelConfig]:
+        """Every model with its route resolved; ValueError for a model its provider does not
+        know."""
+        return [m.resolved() for m in self.models]
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def load_plan_suites(config: SweepConfig) -> list[Suite]:
 def plan(config: SweepConfig) -> SweepPlan:
     validate_run_id(config.run_id)
     suites = load_plan_suites(config)
-    models = config.model_configs()
+    models = config.resolved_models()
     specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
                         config.step_limit))
     size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
@@ -212,7 +211,7 @@ class BatchSink:
 def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                  on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
-    final statuses. Limits, faults and api_base come from ``config.model_settings``."""
+    final statuses. Limits, faults and api_base come from ``config.models``."""
     from pipeline.executor import ray_session
     from pipeline.limits import call_params_from, with_call_params
     from pipeline.progress import SweepProgress
@@ -288,7 +287,7 @@ def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
         code_version=code_version(),
         suite_ids=[s.id for s in sweep_plan.suites],
         suite_sha256s=[s.sha256 for s in sweep_plan.suites],
-        models=list(config.models),
+        models=config.model_names(),
         memory_modes=list(config.memory_modes),
         repeats=config.repeats,
         grid_size=sweep_plan.grid_size,
@@ -306,7 +305,30 @@ def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
     if not rows or rows[0][0] is None:
         return None
     value: dict[str, Any] = json.loads(str(rows[0][0]))
-    return value
+    return upgrade_recorded(value)
+
+
+LEGACY_MODEL_KEYS = ("temperature", "seed", "timeout_s", "model_settings")
+"""Keys of a recorded config from before ``ModelConfig``: names in ``models``, the CLI's
+temperature, seed and timeout for all of them, and a spec's per-model settings apart."""
+
+
+def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's shape: an older one's models rebuilt as the same
+    ``ModelConfig``s (same values, so the same trial ids), its legacy keys dropped."""
+    if not any(key in recorded for key in LEGACY_MODEL_KEYS):
+        return recorded
+    out = {k: v for k, v in recorded.items() if k not in LEGACY_MODEL_KEYS}
+    settings = {s["name"]: s for s in recorded.get("model_settings") or []}
+    shared = {"temperature": recorded.get("temperature", 0.0), "seed": recorded.get("seed")}
+    models = []
+    for name in recorded.get("models") or [DEFAULT_MODEL]:
+        model = {**(settings.get(name) or {"name": name, **shared})}
+        if model.get("timeout_s") is None and recorded.get("timeout_s") is not None:
+            model["timeout_s"] = recorded["timeout_s"]
+        models.append(model)
+    out["models"] = models
+    return out
 
 
 def run_exists(root: Path, run_id: str) -> bool:

@@ -21,9 +21,8 @@ from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
-from pipeline.models.reference import reference_call_params
+from pipeline.providers import provider_for, resolve_route
 from pipeline.redact import redact
-from pipeline.routes import resolve_route
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
 from pipeline.trace import Event, Trace
@@ -71,13 +70,12 @@ def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]
 
 
 def model_client_for(spec: TrialSpec) -> ModelClient:
-    params: dict[str, Any] = {}
+    """The trial's model client: the model's provider adds its per-trial call options (looked
+    up by name, never special-cased here), then the sweep's (``spec.extra``)."""
     route = spec.model.route or resolve_route(spec.model.name)
-    if route.scripted is not None:
-        domain = load_domain(spec.scenario.domain, spec.domain_path)
-        params.update(reference_call_params(route.scripted, spec.scenario, domain))
-    params.update(spec.extra)
-    return LiteLLMClient(spec.model, params)
+    domain = load_domain(spec.scenario.domain, spec.domain_path)
+    params = provider_for(spec.model.name).trial_params(route, spec.scenario, domain)
+    return LiteLLMClient(spec.model, {**params, **spec.extra})
 
 
 @dataclass

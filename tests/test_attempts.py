@@ -157,17 +157,17 @@ def test_permit_pools_share_the_global_limit_with_few_round_trips() -> None:
 
 
 def test_limits_come_from_model_settings_by_provider_group() -> None:
-    from pipeline.settings import ModelSettings
+    from pipeline.model_config import ModelConfig
 
     class Config:
-        model_settings = [ModelSettings(name="openai/a", concurrency=4),
-                          ModelSettings(name="openai/b"), ModelSettings(name="reference/golden")]
+        models = [ModelConfig("openai/a", concurrency=4), ModelConfig("openai/b"),
+                  ModelConfig("reference/golden")]
 
     limits = limits_from(Config())
     assert limits == {"openai": 4}
     assert limit_key("openai/b", limits) == "openai"
     assert limit_key("reference/golden", limits) is None
-    assert limits_from(object()) == {}  # a config without model_settings: no limits
+    assert limits_from(object()) == {}  # a config without models: no limits
 
 
 def test_gate_injects_faults_and_remembers_retry_after() -> None:

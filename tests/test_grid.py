@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
@@ -28,8 +26,9 @@ def test_trial_id_changes_with_each_part_of_the_identity() -> None:
         trial_id_for(scenario, "other", model, "p", "chat", 0),
         trial_id_for(replace_version(scenario), digest, model, "p", "chat", 0),
         trial_id_for(scenario, digest, ModelConfig("openai/x"), "p", "chat", 0),
-        trial_id_for(scenario, digest, replace(model, temperature=1.0), "p", "chat", 0),
-        trial_id_for(scenario, digest, replace(model, seed=7), "p", "chat", 0),
+        trial_id_for(scenario, digest, model.model_copy(update={"temperature": 1.0}), "p", "chat",
+                     0),
+        trial_id_for(scenario, digest, model.model_copy(update={"seed": 7}), "p", "chat", 0),
         trial_id_for(scenario, digest, model, "q", "chat", 0),
         trial_id_for(scenario, digest, model, "p", "summary", 0),
         trial_id_for(scenario, digest, model, "p", "chat", 1),
@@ -40,3 +39,32 @@ def test_trial_id_changes_with_each_part_of_the_identity() -> None:
 
 def replace_version(scenario):  # type: ignore[no-untyped-def]
     return scenario.model_copy(update={"version": scenario.version + 1})
+
+
+# trial_id_for(V1 version 2, "scenario-sha", model, "prompt-sha", "chat", repeat), computed with
+# the model types that came before ModelConfig (grid.ModelConfig, settings.ModelSettings): the
+# same values must keep the same ids, or --resume of older runs would run everything again.
+PINNED_IDS = [
+    (ModelConfig("reference/golden"), 0, "cb4ff2bd9f85df3840d5880544af44e6"),
+    (ModelConfig("reference/golden"), 1, "7a3d404097c95c51179c04451045f22d"),
+    (ModelConfig("openai/gpt-4o-mini", temperature=0.7, seed=40,
+                 params={"top_p": 0.9, "max_tokens": 64}), 0, "0fd41329f466a2362cd9822725fdcbb5"),
+    (ModelConfig("openai/gpt-4o-mini", temperature=0.7, seed=40,
+                 params={"max_tokens": 64, "top_p": 0.9}), 1, "eb59935e261d4716317fa2439e8496d6"),
+    (ModelConfig("local/default"), 0, "ad88bef462e4ad24e55536760a961314"),
+    (ModelConfig("local/default"), 1, "6eb7f5cd733b3b6c39e69b88587eaf94"),
+]
+
+
+def test_trial_ids_of_existing_configurations_do_not_change() -> None:
+    loaded = load_suite(MEETING_SUITE).scenarios[0]
+    scenario = loaded.scenario.model_copy(update={"id": "V1", "version": 2})
+    for model, repeat, expected in PINNED_IDS:
+        # how a sweep's grid gets it: resolved (the route's default params), then per repeat
+        seeded = model.resolved().for_repeat(repeat)
+        assert trial_id_for(scenario, "scenario-sha", seeded, "prompt-sha", "chat",
+                            repeat) == expected, (model.name, repeat)
+    # what is not identity (how the model is reached) leaves the id alone
+    reached = ModelConfig("reference/golden", concurrency=2, timeout_s=5, api_key_env="K")
+    assert trial_id_for(scenario, "scenario-sha", reached, "prompt-sha", "chat", 0) == \
+        PINNED_IDS[0][2]

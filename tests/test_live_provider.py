@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.settings import ModelSettings
+from pipeline.model_config import ModelConfig
 from pipeline.sweep import SweepConfig, execute_plan, plan
 from warehouse.query import run_sql
 
@@ -27,11 +27,11 @@ def test_a_small_suite_runs_against_the_real_provider(ray_local: Any, tmp_path: 
     model = os.environ.get("AGENTSWEEP_LIVE_MODEL")
     if not model:
         pytest.fail("set AGENTSWEEP_LIVE_MODEL (and the provider's key) for --live")
-    settings = ModelSettings(name=model, api_base=os.environ.get("AGENTSWEEP_LIVE_API_BASE"),
-                             temperature=0.0)
+    settings = ModelConfig(model, api_base=os.environ.get("AGENTSWEEP_LIVE_API_BASE"),
+                           temperature=0.0)
     root = tmp_path / "warehouse"
-    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1"], models=[model],
-                         model_settings=[settings], memory_modes=["chat", "structured"],
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1"], models=[settings],
+                         memory_modes=["chat", "structured"],
                          repeats=1, run_id="live", warehouse=root)
     statuses = execute_plan(config, plan(config))
     assert sum(statuses.values()) == 4 and "incomplete" not in statuses, statuses

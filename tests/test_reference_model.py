@@ -12,6 +12,7 @@ from pipeline.errors import InfraError
 from pipeline.grid import ModelConfig
 from pipeline.llm import LiteLLMClient, classify, litellm_module
 from pipeline.models.reference import golden_script, reference_call_params
+from pipeline.providers import provider_named
 
 
 def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
@@ -46,12 +47,12 @@ def test_provider_is_registered_explicitly_and_refuses_without_script() -> None:
         litellm.completion(model="reference/golden",
                            messages=[{"role": "user", "content": "x"}])
     assert "no script" in str(caught.value)
-    classified = classify(litellm, caught.value)
+    classified = classify(litellm, caught.value, provider_named("reference"))
     assert isinstance(classified, InfraError) and classified.kind == "harness_error"
 
 
 def test_unknown_reference_variant_is_refused() -> None:
-    from pipeline.routes import resolve_route
+    from pipeline.providers import resolve_route
 
     for name in ("reference/nonsense", "reference-http/goldne"):
         with pytest.raises(ValueError, match="unknown reference model"):

@@ -53,7 +53,8 @@ def _http_plan(config: SweepConfig, server: ServerHandle, **call: Any) -> SweepP
 def _config(root: Path, run_id: str, retry: RetryPolicy, repeats: int = 3,
             **extra: Any) -> SweepConfig:
     suite = _small_suite(root.parent / "suite")
-    return SweepConfig(suites=[suite], models=["openai/golden"], memory_modes=["chat"],
+    extra.setdefault("models", ["openai/golden"])
+    return SweepConfig(suites=[suite], memory_modes=["chat"],
                        repeats=repeats, run_id=run_id, warehouse=root, retry=retry,
                        batch_size=5, **extra)
 
@@ -145,13 +146,13 @@ class _CountingHandler(_Handler):
 
 
 def test_provider_limit_holds_across_workers(ray_local: Any, tmp_path: Path) -> None:
-    from pipeline.settings import ModelSettings
+    from pipeline.model_config import ModelConfig
 
     with start_server(faults=FaultProfile(latency_ms=150)) as server:
         server.server.RequestHandlerClass = _CountingHandler
         root = tmp_path / "wh"
         config = _config(root, "limited", RetryPolicy(max_attempts=1), repeats=2,
-                         model_settings=[ModelSettings(name="openai/golden", concurrency=3)])
+                         models=[ModelConfig("openai/golden", concurrency=3)])
         started = time.monotonic()
         statuses = execute_plan(config, _http_plan(config, server))
         elapsed = time.monotonic() - started
@@ -176,13 +177,12 @@ def _trial_workers() -> list[int]:
 @pytest.mark.timeout(120)  # leases of the dead worker not reclaimed = a hung sweep
 def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         ray_local: Any, tmp_path: Path) -> None:
-    from pipeline.settings import ModelSettings
+    from pipeline.model_config import ModelConfig
 
     with start_server(faults=FaultProfile(latency_ms=700)) as server:
         root = tmp_path / "wh"
         config = _config(root, "killed", RetryPolicy(max_attempts=3, backoff_base_s=0.05),
-                         repeats=1,
-                         model_settings=[ModelSettings(name="openai/golden", concurrency=2)])
+                         repeats=1, models=[ModelConfig("openai/golden", concurrency=2)])
         sweep_plan = _http_plan(config, server)
         killed: list[int] = []
 
@@ -218,13 +218,13 @@ def test_sweep_flow_applies_model_settings_faults_and_limits(
         ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     """Through the Prefect flow: faults of a reference model's settings, retried to complete."""
     from flows.sweep import sweep_flow
-    from pipeline.settings import ModelSettings
+    from pipeline.model_config import ModelConfig
 
     root = tmp_path / "wh"
-    settings = ModelSettings(name="reference/golden", concurrency=2, faults=FaultProfile(
+    settings = ModelConfig("reference/golden", concurrency=2, faults=FaultProfile(
         rate_limit=0.1, retry_after_s=0.05, server_error=0.1))
     config = SweepConfig(suites=[_small_suite(tmp_path)], memory_modes=["chat"], repeats=2,
-                         run_id="flow-faults", warehouse=root, model_settings=[settings],
+                         run_id="flow-faults", warehouse=root, models=[settings],
                          retry=RetryPolicy(max_attempts=30, backoff_base_s=0.01,
                                            backoff_max_s=0.1))
     outcome = sweep_flow(config)

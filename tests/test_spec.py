@@ -11,9 +11,9 @@ from conftest import MEETING_SUITE, REPO
 from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, bundled_suites
+from pipeline.model_config import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.retry import RetryPolicy
-from pipeline.settings import ModelSettings
 from pipeline.spec import load_spec
 from pipeline.sweep import SweepConfig
 
@@ -64,14 +64,14 @@ def test_a_valid_spec_loads_into_the_expected_config(spec_dir: Path) -> None:
     config = load_spec(_write(spec_dir, VALID), warehouse)
     guest = next(p for p in bundled_suites() if p.stem == "guest_pass")
     assert config.suites == [(spec_dir / "suites" / "mine.jsonl").resolve(), guest]
-    assert config.models == ["reference/golden", "openai/golden"]
-    assert config.model_settings == [
-        ModelSettings(name="reference/golden", concurrency=4,
-                      faults=FaultProfile(latency_ms=5, rate_limit=0.1)),
-        ModelSettings(name="openai/golden", api_base="http://127.0.0.1:8765/v1", concurrency=2),
+    assert config.model_names() == ["reference/golden", "openai/golden"]
+    assert config.models == [
+        ModelConfig("reference/golden", concurrency=4,
+                    faults=FaultProfile(latency_ms=5, rate_limit=0.1)),
+        ModelConfig("openai/golden", api_base="http://127.0.0.1:8765/v1", concurrency=2),
     ]
     assert config.retry == RetryPolicy(max_attempts=5, backoff_base_s=0.25, backoff_max_s=4)
-    assert (config.run_id, config.temperature, config.prompts, config.memory_modes) == (
+    assert (config.run_id, config.models[0].temperature, config.prompts, config.memory_modes) == (
         "spec-run", 0.0, ["default"], ["chat", "structured"])
     assert (config.repeats, config.step_limit, config.batch_size, config.max_in_flight) == (
         2, 6, 10, 7)
@@ -94,7 +94,7 @@ def test_overrides_win_and_a_spec_without_run_id_gets_a_fresh_one(spec_dir: Path
 
 def test_the_shipped_specs_load() -> None:
     nightly = load_spec(REPO / "infra" / "sweeps" / "nightly.yaml", Path("/nonexistent"))
-    assert nightly.models == ["reference/golden"] and len(nightly.suites) == 2
+    assert nightly.model_names() == ["reference/golden"] and len(nightly.suites) == 2
     swap = load_spec(REPO / "infra" / "sweeps" / "model_swap.yaml", Path("/nonexistent"))
     assert len(swap.models) == 2 and swap.run_id == "model-swap"
 
@@ -176,8 +176,8 @@ def test_per_model_settings_reach_the_grid_and_the_seed_moves_per_repeat(tmp_pat
                             "  - name: openai/gpt-4o-mini\n    temperature: 0.7\n"
                             "    seed: 40\n    params: {top_p: 0.9}\n")
     config = load_spec(path, tmp_path / "wh")
-    golden, remote = config.model_configs()
-    assert (golden.temperature, golden.seed, golden.params) == (0.0, None, ())
+    golden, remote = config.resolved_models()
+    assert (golden.temperature, golden.seed, golden.params) == (0.0, None, {})
     assert (remote.temperature, remote.seed, dict(remote.params)) == (0.7, 40, {"top_p": 0.9})
     specs = [s for s in expand(load_plan_suites(config), [remote], ["default"], ["chat"], 2)
              if s.scenario.id == "R1"]
@@ -190,7 +190,33 @@ def test_per_model_settings_reach_the_grid_and_the_seed_moves_per_repeat(tmp_pat
 
 def test_a_local_model_gets_its_route_and_default_params(tmp_path: Path) -> None:
     path = _write(tmp_path, "models:\n  - name: local/default\n    params: {top_p: 0.5}\n")
-    (local,) = load_spec(path, tmp_path / "wh").model_configs()
+    (local,) = load_spec(path, tmp_path / "wh").resolved_models()
     assert local.route is not None and local.route.litellm_model == "openai/qwen2.5-coder-1.5b"
     assert local.route.node_service == "local-model:qwen2.5-coder-1.5b"
     assert dict(local.params) == {"max_tokens": 768, "top_p": 0.5}
+
+
+def test_a_config_recorded_before_model_config_resumes_the_same_grid(tmp_path: Path) -> None:
+    """runs.config_json of an older run (model names, the CLI's temperature and seed, a spec's
+    model_settings apart) is read back as the same models, so the same trial ids."""
+    from pipeline.sweep import plan, upgrade_recorded
+
+    old = {"suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
+           "models": ["reference/golden", "openai/x"], "temperature": 0.5, "seed": 3,
+           "timeout_s": 9.0, "repeats": 2, "run_id": "old",
+           "model_settings": [{"name": "openai/x", "temperature": 0.2, "params": {"top_p": 1},
+                               "seed": None, "concurrency": 2, "api_base": None,
+                               "api_key_env": None, "timeout_s": None, "faults": None}]}
+    config = SweepConfig(**upgrade_recorded(old), warehouse=tmp_path / "wh")
+    assert config.models == [
+        ModelConfig("reference/golden", temperature=0.5, seed=3, timeout_s=9.0),
+        ModelConfig("openai/x", temperature=0.2, params={"top_p": 1}, concurrency=2,
+                    timeout_s=9.0)]
+    today = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
+                        repeats=2, run_id="old", warehouse=tmp_path / "wh", models=[
+                            ModelConfig("reference/golden", temperature=0.5, seed=3),
+                            ModelConfig("openai/x", temperature=0.2, params={"top_p": 1})])
+    assert [s.trial_id for s in plan(config).pending] == [s.trial_id for s in
+                                                          plan(today).pending]
+    assert upgrade_recorded({"models": [{"name": "reference/golden"}]}) == {
+        "models": [{"name": "reference/golden"}]}  # today's shape is left alone

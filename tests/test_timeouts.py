@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
+from pipeline.model_config import ModelConfig
 from pipeline.retry import RetryPolicy
-from pipeline.settings import ModelSettings
 from pipeline.sweep import SweepConfig, execute_plan, plan
 from pipeline.trial import RunContext, run_trial
 from warehouse.query import run_sql
@@ -32,9 +32,9 @@ def silent_server() -> Iterator[str]:
 def test_a_silent_provider_times_out_as_infrastructure_and_the_sweep_ends(
         ray_local: Any, tmp_path: Path, silent_server: str) -> None:
     root = tmp_path / "warehouse"
-    settings = ModelSettings(name="openai/silent", api_base=silent_server, timeout_s=1.0)
-    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1"], models=["openai/silent"],
-                         model_settings=[settings], memory_modes=["chat"], repeats=1,
+    settings = ModelConfig("openai/silent", api_base=silent_server, timeout_s=1.0)
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1", "F1"], models=[settings],
+                         memory_modes=["chat"], repeats=1,
                          run_id="silent", warehouse=root,
                          retry=RetryPolicy(max_attempts=2, backoff_base_s=0.1, backoff_max_s=0.2,
                                            max_outage_s=0))  # a dead provider is not waited out

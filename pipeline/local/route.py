@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pipeline.local.catalog import local_model
+from pipeline.providers import ModelProvider
 from pipeline.routes import ModelRoute
 
 NO_KEY = "no-key"
@@ -23,3 +24,11 @@ def local_route(model: str) -> ModelRoute:
         structured_output=True,
         timeout_s=CALL_TIMEOUT_S,
     )
+
+
+class LocalProvider(ModelProvider):
+    """``local/<name>``: registered in ``pipeline.providers``; only its route differs from a
+    plain OpenAI-compatible provider (the node's server is started by ``pipeline.services``)."""
+
+    def route(self, model: str) -> ModelRoute:
+        return local_route(model)

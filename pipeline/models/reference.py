@@ -3,7 +3,7 @@
 ``reference/golden`` is a control agent, not a model: it answers each model call with the next
 golden action of the scenario (a tool call or the turn's final reply), returning real
 ``tool_calls`` through LiteLLM exactly as a provider would. Memory calls (purpose ``summary`` or
-``state``, see ``pipeline.llm.CALL_TAG_KEY``) get the turn's golden summary or state. The
+``state``, see ``pipeline.routes.CALL_TAG_KEY``) get the turn's golden summary or state. The
 ``reference/mutant-*`` variants apply one deliberate defect each to the golden script
 (pipeline.models.mutants): they exist to prove that the checks catch what they claim to.
 
@@ -11,23 +11,27 @@ The script reaches the model per call in ``metadata`` (in-process) or in the req
 HTTP reference server); the model finds its place from the conversation itself: the number of
 user messages is the turn, the number of assistant messages since the last user message is the
 step. It reports no token usage and no model version, so those columns stay null. Nothing here
-runs at import time: ``register_reference_provider`` is called once per process by
-``pipeline.llm``.
+runs at import time: ``register_reference_provider`` is called once per process through the
+provider registry (``pipeline.models.provider``, ``pipeline.providers``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.catalog import CallAction, Domain, Scenario, load_domain
-from pipeline.routes import ModelRoute
+from pipeline.routes import CALL_TAG_KEY, ModelRoute
 
 REFERENCE_PROVIDER = "reference"
 SCRIPT_KEY = "agentsweep_reference_script"
-CALL_TAG_KEY = "agentsweep_call"
 REFERENCE_ERROR_MARK = "agentsweep-reference-script:"
+"""Prefix of a ReferenceScriptError's message (for people reading attempts; nothing parses it)."""
+SCRIPT_ERROR_TYPE = "agentsweep_reference_script_error"
+"""The error ``type`` the reference server answers a broken script with (a 400)."""
+ScriptChannel = Literal["metadata", "body"]
+"""Where a call carries the script: LiteLLM ``metadata`` (in process) or the request body."""
 
 Script = dict[str, Any]
 """{"turns": [{"actions": [{"call": {...}} | {"reply": str} | {"raw": {...}}], "summary",
@@ -116,11 +120,11 @@ def reference_route(model_name: str) -> ModelRoute:
         raise ValueError(f"unknown reference model {model_name!r}; known: {known} (also as "
                          f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
     if provider == HTTP_PROVIDER:
-        return ModelRoute(f"openai/{variant}", {"api_key": "no-key"}, scripted="body")
-    return ModelRoute(model_name, scripted="metadata")
+        return ModelRoute(f"openai/{variant}", {"api_key": "no-key"})
+    return ModelRoute(model_name, structured_output=False)
 
 
-def reference_call_params(channel: str, scenario: Scenario,
+def reference_call_params(channel: ScriptChannel, scenario: Scenario,
                           domain: Domain | None = None) -> dict[str, Any]:
     """Per-call LiteLLM options that hand the scenario's script to a reference model."""
     script = {SCRIPT_KEY: golden_script(scenario, domain)}

@@ -11,6 +11,12 @@ A sweep reaches it through LiteLLM's real HTTP path as ``openai/<variant>`` with
   conversation, exactly as for the in-process ``reference/golden`` provider.
 - **Usage**: prompt/completion tokens are whitespace-separated word counts over the strings of
   the request's messages and tools, and of the answer message: deterministic, never null.
+- **Broken scripts**: a script with no action for the conversation's place is answered 400 with
+  the error ``type`` ``SCRIPT_ERROR_TYPE`` (our harness's fault: the reference provider classifies
+  it as a harness error).
+- **Requests**: the options of the last ``RECEIVED_KEPT`` chat completions (the body without its
+  messages, tools and script: model, temperature, seed, other params, the call tag) are kept,
+  in arrival order, for tests to see what a sweep really sent (``ServerHandle.received``).
 - **Faults**: the server's ``FaultProfile`` applies to every chat completion. A request may carry
   its own profile as JSON in the ``X-Agentsweep-Faults`` header (LiteLLM:
   ``extra_headers={...}``); it *replaces* the server's profile for that request. Decisions
@@ -29,6 +35,7 @@ import re
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,16 +47,18 @@ from pydantic import ValidationError
 
 from pipeline.models.faults import NO_FAULTS, FaultDecision, FaultProfile
 from pipeline.models.reference import (
-    CALL_TAG_KEY,
     REFERENCE_VARIANTS,
+    SCRIPT_ERROR_TYPE,
     SCRIPT_KEY,
     ReferenceScriptError,
     answer,
 )
+from pipeline.routes import CALL_TAG_KEY
 
 HOST = "127.0.0.1"
 FAULTS_HEADER = "X-Agentsweep-Faults"
 SERVED_VERSION = "2026-11"
+RECEIVED_KEPT = 10_000
 IDLE_TIMEOUT_S = 30.0
 """A keep-alive connection with no request for this long is closed by the server."""
 _SAYS_RATE_LIMIT = re.compile(r"rate[\s_\-]*limit", re.IGNORECASE)
@@ -96,7 +105,7 @@ def chat_completion(body: dict[str, Any], created: int, plays: str | None = None
     try:
         choice = {"index": 0, **answer(plays or name, script, messages, body.get(CALL_TAG_KEY))}
     except ReferenceScriptError as exc:
-        raise RequestError(400, str(exc)) from None
+        raise RequestError(400, str(exc), SCRIPT_ERROR_TYPE) from None
     prompt_tokens = count_words([messages, body.get("tools") or []])
     completion_tokens = count_words(choice["message"])
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
@@ -146,6 +155,7 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.stopping = threading.Event()
         self.counts: dict[str, int] = {}
+        self.received: deque[dict[str, Any]] = deque(maxlen=RECEIVED_KEPT)
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
@@ -159,6 +169,16 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
             decision = profile.decide(self._rng)
             self.counts[decision.kind] = self.counts.get(decision.kind, 0) + 1
         return decision
+
+    def record(self, body: dict[str, Any]) -> None:
+        """Keep a request's options (not its messages, tools or script)."""
+        options = {k: v for k, v in body.items() if k not in ("messages", "tools", SCRIPT_KEY)}
+        with self._lock:
+            self.received.append(options)
+
+    def received_options(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.received)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._lock:
@@ -237,6 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
             if not isinstance(body, dict):
                 raise RequestError(400, "the request body must be a JSON object")
+            self.server.record(body)
             self._send_json(200, chat_completion(body, int(time.time()), self.server.plays))
         except json.JSONDecodeError as exc:
             self._send_error(RequestError(400, f"request body is not JSON: {exc.msg}"))
@@ -284,6 +305,11 @@ class ServerHandle:
     def counts(self) -> dict[str, int]:
         """Chat completions served so far, by fault decision ("none" = normal answer)."""
         return dict(self.server.counts)
+
+    @property
+    def received(self) -> list[dict[str, Any]]:
+        """Options of the chat completions answered so far (see ``RECEIVED_KEPT``)."""
+        return self.server.received_options()
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -18,16 +18,16 @@ from pipeline.llm import LiteLLMClient
 from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID
 from pipeline.memory import generation_schema
-from pipeline.routes import resolve_route
+from pipeline.providers import resolve_route
 
 SHA = local_model("local/default").gguf_sha256
 HELLO = [{"role": "user", "content": "Say hello in one word."}]
 
 
 def _client(server: Any, **params: Any) -> LiteLLMClient:
-    route = resolve_route("local/default")
     config = ModelConfig("local/default", temperature=0.0, seed=0,
-                         params=tuple(sorted({"max_tokens": 32, **params}.items())), route=route)
+                         params={"max_tokens": 32, **params}).resolved()
+    assert config.route == resolve_route("local/default")
     return LiteLLMClient(config, {"api_base": server.api_base})
 
 

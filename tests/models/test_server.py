@@ -30,6 +30,7 @@ from pipeline.models.server import (
     chat_completion,
     start_server,
 )
+from pipeline.providers import provider_named
 from pipeline.sandbox import Sandbox
 from pipeline.trace import Trace
 
@@ -108,7 +109,7 @@ def test_script_past_its_end_is_a_harness_error(litellm: Any, server: ServerHand
     done = [*USER, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]
     with pytest.raises(litellm.BadRequestError) as caught:
         complete(litellm, server.api_base, messages=done)
-    classified = classify(litellm, caught.value)
+    classified = classify(litellm, caught.value, provider_named("reference-http"))
     assert isinstance(classified, InfraError) and classified.kind == "harness_error"
 
 

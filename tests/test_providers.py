@@ -1,0 +1,139 @@
+"""The provider registry: explicit, lazy, no duplicate names; built-ins register like a plugin,
+and the trial path only ever asks the registry (it never names a provider)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MEETING_SUITE, REPO
+
+from pipeline import providers
+from pipeline.catalog import Domain, Scenario, load_suites
+from pipeline.errors import ConfigError, InfraError
+from pipeline.grid import expand
+from pipeline.llm import LiteLLMClient, classify, litellm_module
+from pipeline.model_config import ModelConfig
+from pipeline.providers import (
+    ModelProvider,
+    provider_for,
+    provider_named,
+    provider_of,
+    register_provider,
+    registered_providers,
+    resolve_route,
+)
+from pipeline.routes import ModelRoute
+from pipeline.trial import model_client_for
+
+TRIAL_PATH = ["trial.py", "llm.py", "agent.py", "memory.py", "executor.py", "limits.py",
+              "model_config.py", "preflight.py", "providers.py", "sweep.py"]
+
+
+class EchoProvider(ModelProvider):
+    """A plugin: its models are LiteLLM's ``openai/<name>``, each trial tagged by scenario."""
+
+    built = 0
+
+    def __init__(self) -> None:
+        EchoProvider.built += 1
+
+    def route(self, model: str) -> ModelRoute:
+        return ModelRoute(f"openai/{model.partition('/')[2]}", {"api_key": "no-key"})
+
+    def trial_params(self, route: ModelRoute, scenario: Scenario,
+                     domain: Domain) -> dict[str, Any]:
+        return {"extra_body": {"scenario": scenario.id, "domain": domain.name}}
+
+    def classify(self, exc: BaseException, message: str) -> Exception | None:
+        return InfraError("overloaded", message) if "busy" in str(exc) else None
+
+
+def test_built_ins_are_registered_and_names_are_never_taken_twice() -> None:
+    assert {"reference", "reference-http", "local"} <= set(registered_providers())
+    for name in ("reference", "reference-http", "local"):
+        with pytest.raises(ValueError, match="already registered"):
+            register_provider(name, EchoProvider)
+    with pytest.raises(ValueError, match="prefix"):
+        register_provider("a/b", EchoProvider)
+
+
+@pytest.fixture
+def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registrations of a test end with it (the process's registry is left as it was)."""
+    registered_providers()  # the built-ins, in the copy too
+    monkeypatch.setattr(providers, "_factories", dict(providers._factories))
+    monkeypatch.setattr(providers, "_instances", dict(providers._instances))
+
+
+def test_a_plugin_is_lazy_and_adapts_its_models_like_a_built_in(own_registry: None) -> None:
+    register_provider("test-echo", EchoProvider)
+    with pytest.raises(ValueError, match="already registered"):
+        register_provider("test-echo", "tests:nothing")
+    assert EchoProvider.built == 0  # nothing built until a model of it is looked up
+    assert resolve_route("test-echo/small").litellm_model == "openai/small"
+    assert isinstance(provider_for("test-echo/small"), EchoProvider)
+    assert provider_for("test-echo/other") is provider_for("test-echo/small")
+    assert EchoProvider.built == 1
+    model = ModelConfig("test-echo/small", temperature=0.4).resolved()
+    spec = next(expand(load_suites([MEETING_SUITE]), [model], ["default"], ["chat"], 1))
+    client = model_client_for(spec)
+    assert isinstance(client, LiteLLMClient)
+    assert client.call_params == {"extra_body": {"scenario": spec.scenario.id,
+                                                 "domain": spec.scenario.domain}}
+    litellm = litellm_module()
+    busy = litellm.BadRequestError("server busy", model="small", llm_provider="openai")
+    assert isinstance(classify(litellm, busy, provider_for("test-echo/small")), InfraError)
+    assert isinstance(classify(litellm, busy, provider_for("openai/small")), ConfigError)
+
+
+def test_unknown_prefixes_get_the_generic_provider_and_provider_of_is_the_prefix() -> None:
+    generic = provider_named("no-such-provider")
+    assert provider_for("openai/gpt-4o-mini") is generic
+    assert resolve_route("anthropic/claude") == ModelRoute("anthropic/claude")
+    assert [provider_of(n) for n in ("openai/x", "reference/golden", "gpt-4o", "local/default")
+            ] == ["openai", "reference", "openai", "local"]
+    assert ModelConfig("reference-http/golden").provider == "reference-http"
+    assert provider_named("reference").injects_faults
+    assert not provider_named("reference-http").injects_faults
+
+
+def test_a_factory_must_build_a_provider(own_registry: None) -> None:
+    register_provider("test-not-a-provider", object)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a ModelProvider"):
+        provider_named("test-not-a-provider")
+
+
+def _names_in(path: Path) -> set[str]:
+    """Identifiers, imported names and non-docstring string constants of a module."""
+    tree = ast.parse(path.read_text("utf-8"))
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.alias):
+            found.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            found.add(node.value)
+    return found
+
+
+@pytest.mark.parametrize("module", TRIAL_PATH)
+def test_the_trial_path_never_names_a_provider(module: str) -> None:
+    """No ``if provider == "reference"``, no reference error marker, no reference import:
+    only the registry's built-in list (providers.py) names the bundled providers."""
+    names = _names_in(REPO / "pipeline" / module)
+    named = {n for n in names if "reference" in n.lower() or n.startswith("local/")}
+    if module == "providers.py":
+        named -= {"reference", "reference-http", "pipeline.models.provider:in_process_provider",
+                  "pipeline.models.provider:http_provider"}
+    assert named == set(), f"pipeline/{module} names {sorted(named)}"
