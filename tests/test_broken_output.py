@@ -102,6 +102,7 @@ def test_a_reply_in_another_language_fails_the_response_score() -> None:
         assert result.trial["score_response"] == 0
 
 
+@pytest.mark.slow
 def test_on_ray_broken_outputs_are_final_at_the_first_attempt(ray_local: Any,
                                                               tmp_path: Path) -> None:
     root = tmp_path / "warehouse"

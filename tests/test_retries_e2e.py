@@ -75,6 +75,7 @@ def faulty() -> Iterator[ServerHandle]:
         yield handle
 
 
+@pytest.mark.slow
 def test_twenty_percent_infra_errors_all_retried_to_complete(
         ray_local: Any, faulty: ServerHandle, tmp_path: Path) -> None:
     root = tmp_path / "wh"
@@ -173,6 +174,7 @@ def _trial_workers() -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)  # leases of the dead worker not reclaimed = a hung sweep
 def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         ray_local: Any, tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def test_a_dialog_over_the_context_is_the_agents_context_limit(local_server: Any
     assert "maximum context length" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_the_structured_state_comes_back_valid_against_the_schema(local_server: Any) -> None:
     schema = dict(load_domain("meeting_rooms").state_schema or {})
     request = [{"role": "system", "content": "Answer with the task state as JSON."},
