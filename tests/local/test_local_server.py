@@ -20,6 +20,8 @@ from pipeline.local.adapter import ADAPTER_ID
 from pipeline.memory import generation_schema
 from pipeline.routes import resolve_route
 
+pytestmark = pytest.mark.slow  # a real 1.5B model on two CPUs (the adapter tests are fast)
+
 SHA = local_model("local/default").gguf_sha256
 HELLO = [{"role": "user", "content": "Say hello in one word."}]
 
@@ -70,7 +72,6 @@ def test_a_dialog_over_the_context_is_the_agents_context_limit(local_server: Any
     assert "maximum context length" in str(caught.value)
 
 
-@pytest.mark.slow
 def test_the_structured_state_comes_back_valid_against_the_schema(local_server: Any) -> None:
     schema = dict(load_domain("meeting_rooms").state_schema or {})
     request = [{"role": "system", "content": "Answer with the task state as JSON."},
