@@ -160,7 +160,7 @@ def test_ray_workers_inherit_the_switch(not_live: None, ray_local: Any) -> None:
 
 
 @pytest.mark.slow
-def test_a_sweep_on_ray_records_the_refusal_and_stops(
+def test_a_sweep_on_ray_records_the_refusal_as_a_config_error(
         not_live: None, ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)  # the driver's preflight wants a key
     config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
