@@ -113,6 +113,7 @@ class _FirstCallOnlyHandler(_Handler):
             super()._answer(raw)
 
 
+@pytest.mark.slow
 def test_a_provider_that_answers_then_fails_is_flaky_not_down(
         ray_local: Any, tmp_path: Path) -> None:
     root = tmp_path / "warehouse"

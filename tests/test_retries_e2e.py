@@ -26,6 +26,8 @@ from pipeline.retry import RetryPolicy
 from pipeline.sweep import SweepConfig, SweepPlan, execute_plan, plan, summarize
 from warehouse.query import run_sql
 
+pytestmark = pytest.mark.slow  # fault drills on Ray: injected errors, real backoff, a killed worker
+
 INFRA_KINDS = ("rate_limit", "timeout", "connection", "server_error", "overloaded",
                "harness_error")
 TWENTY_PERCENT = FaultProfile(rate_limit=0.05, retry_after_s=0.2, server_error=0.05,
@@ -75,7 +77,6 @@ def faulty() -> Iterator[ServerHandle]:
         yield handle
 
 
-@pytest.mark.slow
 def test_twenty_percent_infra_errors_all_retried_to_complete(
         ray_local: Any, faulty: ServerHandle, tmp_path: Path) -> None:
     root = tmp_path / "wh"
@@ -174,7 +175,6 @@ def _trial_workers() -> list[int]:
     return pids
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(120)  # leases of the dead worker not reclaimed = a hung sweep
 def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         ray_local: Any, tmp_path: Path) -> None:
