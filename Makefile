@@ -1,6 +1,7 @@
 # agentsweep: everything a fresh machine with only python3 needs.
 #   make run   set up .venv from requirements.lock, run the default sweep, print the summary
 #   make test  set up .venv with test extras from requirements-dev.lock, run the tests
+#   make test-fast  the same without the tests marked slow (the developer loop)
 #   make run-local  set up the bundled local model (pinned, hash-checked) and run a small real sweep
 PYTHON ?= python3
 VENV := .venv
@@ -12,7 +13,7 @@ export UV_PYTHON := $(BIN)/python
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
 
-.PHONY: setup setup-dev setup-local run run-local test lint bench clean openmp-runtime
+.PHONY: setup setup-dev setup-local run run-local test test-fast lint bench clean openmp-runtime
 
 setup: $(VENV)/.installed-runtime
 setup-dev: $(VENV)/.installed-dev
@@ -55,8 +56,13 @@ run-local: setup-local
 	  $(BIN)/agentsweep run --spec infra/sweeps/local-small.yaml --run-id $$run_id $(ARGS) && \
 	  $(BIN)/agentsweep report matrix --run-id $$run_id
 
+# Every test, the slow end-to-end ones too (CI: .ci/run).
 test: setup-dev
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# The developer loop: every test not marked slow (under 2 minutes on 2 CPUs).
+test-fast: setup-dev
+	$(BIN)/python -m pytest -q -m "not slow" $(ARGS)
 
 lint: setup-dev
 	$(BIN)/ruff check .

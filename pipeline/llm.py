@@ -120,6 +120,7 @@ class LiteLLMClient:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}
         with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
+            refuse_if_forbidden(litellm, route.litellm_model, kwargs)
             started = time.perf_counter()
             try:
                 response = litellm.completion(model=route.litellm_model, messages=messages,
@@ -128,6 +129,38 @@ class LiteLLMClient:
                 raise classify(litellm, exc, provider_for(self.model.name)) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
+
+
+ALLOW_MODEL_REQUESTS = "AGENTSWEEP_ALLOW_MODEL_REQUESTS"
+"""Set to ``0`` (the tests do, like pydantic-ai's ``models.ALLOW_MODEL_REQUESTS = False``),
+it refuses every model call that would leave the machine; unset, calls are allowed."""
+
+
+def refuse_if_forbidden(litellm: Any, model: str, kwargs: dict[str, Any]) -> None:
+    """ConfigError, before anything is sent, for a call to a real provider while
+    ``AGENTSWEEP_ALLOW_MODEL_REQUESTS=0``. Allowed still: a provider served in this process (a
+    LiteLLM custom provider: the reference models) and any ``api_base`` on loopback (the local
+    models, the reference server)."""
+    import ipaddress
+    import os
+    from urllib.parse import urlsplit
+
+    if os.environ.get(ALLOW_MODEL_REQUESTS, "1").strip().lower() not in ("0", "false", "no"):
+        return
+    provider = model.split("/", 1)[0]
+    if any(item.get("provider") == provider for item in litellm.custom_provider_map):
+        return
+    base = kwargs.get("api_base") or kwargs.get("base_url")
+    host = urlsplit(str(base)).hostname if base else None
+    try:
+        loopback = host is not None and ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise ConfigError(f"{model}: real model requests are forbidden here "
+                          f"({ALLOW_MODEL_REQUESTS}=0, the tests' default; pytest --live or "
+                          f"{ALLOW_MODEL_REQUESTS}=1 allows them); nothing was sent to "
+                          f"{host or 'the provider'}")
 
 
 DEFAULT_CALL_TIMEOUT_S = 120.0

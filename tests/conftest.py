@@ -1,6 +1,8 @@
 """Shared fixtures: an isolated AGENTSWEEP_HOME, one local Ray and one Prefect harness per session.
 
-The environment is set at import time, before anything imports Ray, Prefect or LiteLLM.
+The environment is set at import time, before anything imports Ray, Prefect or LiteLLM, so
+subprocesses and Ray workers the tests start inherit it: among it the switch that forbids real
+model requests (``AGENTSWEEP_ALLOW_MODEL_REQUESTS=0``; ``pytest --live`` turns it off).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ atexit.register(shutil.rmtree, _HOME, True)  # no home left behind
 os.environ["AGENTSWEEP_HOME"] = str(_HOME)
 os.environ.pop("RAY_ADDRESS", None)
 os.environ.pop("PREFECT_API_URL", None)
+# No test reaches a real provider unless run with --live (see pytest_configure).
+os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "0"
 
 from pipeline import hygiene  # noqa: E402
 
@@ -33,6 +37,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--live", action="store_true", default=False,
                      help="also run tests marked live: they call the real provider named by "
                           "AGENTSWEEP_LIVE_MODEL (with its usual key), never in CI")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--live"):  # before any session fixture starts Ray or a subprocess
+        os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "1"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.breaker import Breaker
@@ -60,6 +61,7 @@ def test_the_breaker_opens_probes_with_backoff_and_closes() -> None:
     assert all(o.until for o in breaker.outages)
 
 
+@pytest.mark.slow
 def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
         ray_local: Any, tmp_path: Path) -> None:
     server = start_server(port=0)
@@ -111,6 +113,7 @@ class _FirstCallOnlyHandler(_Handler):
             super()._answer(raw)
 
 
+@pytest.mark.slow
 def test_a_provider_that_answers_then_fails_is_flaky_not_down(
         ray_local: Any, tmp_path: Path) -> None:
     root = tmp_path / "warehouse"

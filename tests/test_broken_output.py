@@ -48,6 +48,8 @@ def test_every_broken_output_ends_in_its_closed_outcome_everywhere() -> None:
     results = _results(sorted(BROKEN))
     assert len(results) == len(BROKEN) * 17 * 3
     book = RetryBook(RetryPolicy(max_attempts=4))
+    spec = next(expand(load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")],
+                       ["default"], ["chat"], 1))  # loaded once: 459 loads took 9 s
     for result in results:
         model = str(result.trial.model).removeprefix("reference/")
         where = f"{model} {result.trial.scenario_id} {result.trial.memory_mode}"
@@ -55,8 +57,6 @@ def test_every_broken_output_ends_in_its_closed_outcome_everywhere() -> None:
         if result.trial.error_kind is not None:
             assert result.trial.error_kind in get_args(AgentErrorKind)
         assert result.trial.passed is not None, where  # a verdict, never "unknown"
-        spec = next(expand(load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")],
-                           ["default"], ["chat"], 1))
         assert book.settle(spec, 1, result).final, where  # never retried
 
 
@@ -103,6 +103,7 @@ def test_a_reply_in_another_language_fails_the_response_score() -> None:
         assert result.trial.score_response == 0
 
 
+@pytest.mark.slow
 def test_on_ray_broken_outputs_are_final_at_the_first_attempt(ray_local: Any,
                                                               tmp_path: Path) -> None:
     root = tmp_path / "warehouse"

@@ -144,6 +144,7 @@ def test_a_broken_domain_file_names_its_own_file_and_line(outside: Path) -> None
     assert caught.value.field == "tools.1.kind"
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_the_outside_domain_on_ray(outside: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
     env.update(AGENTSWEEP_HOME=str(tmp_path / "home"), AGENTSWEEP_PROGRESS="0")

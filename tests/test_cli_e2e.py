@@ -49,6 +49,7 @@ def _foreign_addresses(trace: Path) -> set[str]:
     return {a for a in found if not (a.startswith("127.") or a in ("::1", "::ffff:127.0.0.1"))}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
                     "(.ci/run installs it)")
 def test_run_then_sql_then_resume_touch_only_loopback(tmp_path: Path) -> None:
@@ -102,6 +103,7 @@ def _serving_model(home: Path) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
                     "(.ci/run installs it)")
 def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
@@ -125,6 +127,7 @@ def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
     assert "sk-canary-e2e" not in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
 def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
                                                                 stop: signal.Signals) -> None:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import MEETING_SUITE, descendants
 
 from warehouse.query import run_sql
@@ -56,6 +57,7 @@ def _kill_all(pids: set[int]) -> None:
             pass
 
 
+@pytest.mark.slow
 def test_sigkill_mid_sweep_then_resume_completes_the_grid_once(
         ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     home = tmp_path / "home"

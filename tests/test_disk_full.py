@@ -81,6 +81,7 @@ def test_a_disk_without_room_is_refused_before_anything_is_written(tmp_path: Pat
     assert not home.exists()
 
 
+@pytest.mark.slow
 def test_a_full_warehouse_disk_stops_the_sweep_cleanly_and_a_resume_completes_it(
         ray_local: Any, tiny_disk: Path) -> None:
     root = tiny_disk / "warehouse"
@@ -120,6 +121,7 @@ def _fill_when(path: Path, disk: Path, done: list[Path]) -> None:
     done.append(fill(disk))
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_mid_run_is_one_line_then_resume_and_a_broken_prefect_db_is_rebuilt(
         tiny_disk: Path) -> None:
     home = tiny_disk / "home"

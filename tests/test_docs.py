@@ -42,6 +42,7 @@ def test_the_docs_have_examples_to_run() -> None:
     assert sum(len(commands(p)) for p in DOCS) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in DOCS if commands(p)], ids=lambda p: p.name)
 def test_every_shell_example_runs(stack: Path, path: Path) -> None:
     for command in commands(path):

@@ -41,10 +41,14 @@ RUN = ("run", "--suite", str(MEETING_SUITE), "--repeats", "1")
 
 @pytest.mark.parametrize(("args", "words"), [
     (("--model", "reference/goldne"), ("--model", "unknown reference model 'reference/goldne'")),
-    (("--model", "openai/gpt-4o-mini"), ("--model openai/gpt-4o-mini", "OPENAI_API_KEY")),
-    (("--model", "opena/gpt-4o"), ("--model opena/gpt-4o", "no provider")),
+    # These three import LiteLLM in the fresh process (5 s each): slow.
+    pytest.param(("--model", "openai/gpt-4o-mini"), ("--model openai/gpt-4o-mini",
+                 "OPENAI_API_KEY"), marks=pytest.mark.slow),
+    pytest.param(("--model", "opena/gpt-4o"), ("--model opena/gpt-4o", "no provider"),
+                 marks=pytest.mark.slow),
     (("--model", "local/gpt-5"), ("unknown local model 'local/gpt-5'",)),
-    (("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"), ("not reachable",)),
+    pytest.param(("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"),
+                 ("not reachable",), marks=pytest.mark.slow),
     (("--prompt", "nosuch"), ("--prompt nosuch", "no prompt 'nosuch'", "it has: default")),
     (("--memory-mode", "chats"), ("--memory-mode 'chats'", "'chat', 'summary' or 'structured'")),
     (("--temperature", "-1"), ("--temperature",)),
@@ -86,6 +90,7 @@ def test_an_expectation_naming_no_real_argument(tmp_path: Path) -> None:
              "'capacty' is not a parameter")
 
 
+@pytest.mark.slow
 def test_verify_suite_refuses_a_suite_that_proves_nothing(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()][:2]
     for row in rows:
@@ -142,6 +147,7 @@ batch_size: 2
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Path) -> None:
     import signal
     import time
@@ -172,6 +178,7 @@ def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Pat
     assert "grid 12 trials" in resumed.stdout and "skipped" in resumed.stdout
 
 
+@pytest.mark.slow
 def test_the_readme_reference_server_recipe_works_as_written(tmp_path: Path) -> None:
     import socket
     import time
@@ -219,6 +226,7 @@ def test_the_same_run_id_cannot_run_twice_at_once(tmp_path: Path) -> None:
     assert not (home / "warehouse").exists()  # neither ran anything
 
 
+@pytest.mark.slow
 def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: Path) -> None:
     import socket
     import time

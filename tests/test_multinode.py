@@ -242,6 +242,7 @@ def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.Comple
                           check=False)
 
 
+@pytest.mark.slow
 def test_a_sweep_spreads_over_both_nodes_on_loopback_only(short_root: Path) -> None:
     home = short_root / "home"
     trace = short_root / "driver.strace" if STRACE else None

@@ -85,6 +85,7 @@ def prefect_server(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
+@pytest.mark.slow
 def test_serve_registers_the_nightly_deployment_on_a_prefect_server(
         prefect_server: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -175,6 +176,7 @@ def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
         write_comparison(root, reports, "nightly-missing", cand)
 
 
+@pytest.mark.slow
 def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,8 @@ from pipeline.retry import RetryPolicy
 from pipeline.sweep import SweepConfig, SweepPlan, execute_plan, plan, summarize
 from warehouse.query import run_sql
 
+pytestmark = pytest.mark.slow  # fault drills on Ray: injected errors, real backoff, a killed worker
+
 INFRA_KINDS = ("rate_limit", "timeout", "connection", "server_error", "overloaded",
                "harness_error")
 TWENTY_PERCENT = FaultProfile(rate_limit=0.05, retry_after_s=0.2, server_error=0.05,

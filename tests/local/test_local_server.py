@@ -20,6 +20,8 @@ from pipeline.local.adapter import ADAPTER_ID
 from pipeline.memory import generation_schema
 from pipeline.providers import resolve_route
 
+pytestmark = pytest.mark.slow  # a real 1.5B model on two CPUs (the adapter tests are fast)
+
 SHA = local_model("local/default").gguf_sha256
 HELLO = [{"role": "user", "content": "Say hello in one word."}]
 
