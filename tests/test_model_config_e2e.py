@@ -57,6 +57,7 @@ def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=600, check=False)
 
 
+@pytest.mark.slow
 def test_a_spec_with_per_model_values_runs_and_records_and_applies_them(
         tmp_path: Path, server: ServerHandle) -> None:
     spec = tmp_path / "spec.yaml"

@@ -210,7 +210,8 @@ def _run(client: LiteLLMClient, scenario: Scenario) -> Trace:
 
 
 def _actions(trace: Trace) -> list[tuple[Any, ...]]:
-    return [(e.kind, e.tool_name, e.arguments, e.content, e.result) for e in trace.events]
+    return [tuple(e.row()[k] for k in ("kind", "tool_name", "arguments", "content", "result"))
+            for e in trace.events]
 
 
 def test_scenario_over_http_matches_in_process_golden(server: ServerHandle) -> None:
