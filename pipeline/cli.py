@@ -480,6 +480,7 @@ def checks_export(
     from pipeline.calibrate import load_labels
     from pipeline.catalog import CatalogError
     from pipeline.rescore import stored_trials
+    from warehouse.atomic import write_text
 
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None
@@ -490,10 +491,7 @@ def checks_export(
     if not trials:
         _fail(f"no trial of run {run_id!r} to export")
     text = "".join(t.to_json() + "\n" for t in trials)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text, "utf-8")
-    temporary.replace(output)
+    write_text(output, text)
     console.print(f"wrote {len(trials)} trial(s) to {output}")
 
 

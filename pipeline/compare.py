@@ -1,18 +1,17 @@
 """Baseline vs candidate: per-cell k/n transitions between two runs, written as a CSV report.
 
 The query is ``warehouse/sql/compare_runs.sql``; this module runs it, names the report file and
-writes it atomically (temp file in the same folder, then ``os.replace``).
+writes it atomically (``warehouse.atomic``).
 """
 
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from warehouse.atomic import atomic_text
 from warehouse.query import run_named, run_sql
 from warehouse.writer import validate_run_id
 
@@ -70,20 +69,10 @@ def report_path(reports: Path, baseline: str, candidate: str) -> Path:
 
 def write_csv_atomic(path: Path, columns: list[str], rows: list[tuple[Any, ...]]) -> Path:
     """Write a CSV so a reader sees the old file or the whole new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; a report is for everyone who reads the runs
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(["" if v is None else v for v in row] for row in rows)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_text(path, newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(["" if v is None else v for v in row] for row in rows)
     return path
 
 
