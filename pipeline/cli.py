@@ -357,7 +357,7 @@ def rescore(
 ) -> None:
     """Score a run's stored traces again with today's checks, offline, as a new run."""
     from pipeline.rescore import rescore_run
-    from warehouse.query import run_sql
+    from warehouse.query import run_named
     from warehouse.writer import WarehouseError, validate_run_id
 
     root = hygiene.warehouse_root()
@@ -365,7 +365,7 @@ def rescore(
         validate_run_id(new_run_id)
     except WarehouseError as exc:
         _fail(f"--as: {exc}")
-    if run_sql(root, "select count(*) from trials where run_id = $r", {"r": new_run_id}).rows[0][0]:
+    if run_named(root, "trial_count", {"run_id": new_run_id}).rows[0][0]:
         _fail(f"--as: run {new_run_id!r} already exists")
     outcome = rescore_run(root, run_id, new_run_id)
     if not outcome.rescored:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from warehouse.atomic import atomic_text
-from warehouse.query import run_named, run_sql
+from warehouse.query import run_named
 from warehouse.writer import validate_run_id
 
 NIGHTLY_PREFIX = "nightly-"
@@ -36,8 +36,7 @@ class Comparison:
 
 
 def run_has_trials(root: Path, run_id: str) -> bool:
-    result = run_sql(root, "SELECT count(*) FROM trials WHERE run_id = $run_id",
-                     {"run_id": run_id})
+    result = run_named(root, "trial_count", {"run_id": run_id})
     return bool(result.rows[0][0])
 
 
@@ -53,13 +52,8 @@ def compare_runs(root: Path, baseline: str, candidate: str) -> Comparison:
 
 def previous_nightly_run(root: Path, candidate: str) -> str | None:
     """The latest run started before ``candidate`` whose id has the nightly prefix."""
-    result = run_sql(root, """
-        SELECT run_id FROM runs
-        WHERE starts_with(run_id, $prefix) AND run_id <> $candidate
-          AND started_at < coalesce(
-                (SELECT min(started_at) FROM runs WHERE run_id = $candidate), now())
-        GROUP BY run_id ORDER BY max(started_at) DESC LIMIT 1""",
-        {"prefix": NIGHTLY_PREFIX, "candidate": candidate}, all_runs=True)
+    result = run_named(root, "previous_run", {"prefix": NIGHTLY_PREFIX, "candidate": candidate},
+                       all_runs=True)
     return str(result.rows[0][0]) if result.rows else None
 
 

@@ -125,5 +125,7 @@ def run_user_sql(root: Path, sql: str) -> QueryResult:
         con.close()
 
 
-def run_named(root: Path, name: str, params: dict[str, Any] | None = None) -> QueryResult:
-    return run_sql(root, sql_text(name), params)
+def run_named(root: Path, name: str, params: dict[str, Any] | None = None,
+              all_runs: bool = False) -> QueryResult:
+    """``warehouse/sql/<name>.sql`` with its parameters bound (never formatted in)."""
+    return run_sql(root, sql_text(name), params, all_runs)
