@@ -230,6 +230,7 @@ def schema(
     """Check (or regenerate) the generated schema files: catalog JSON Schema, warehouse golden."""
     from pipeline.catalog import catalogs_root
     from pipeline.catalog.schema import generated_files
+    from warehouse.atomic import write_text
     from warehouse.schema import SCHEMA_VERSION, describe_json
 
     targets = {catalogs_root() / "schema" / n: t for n, t in generated_files().items()}
@@ -238,8 +239,7 @@ def schema(
     stale = [p for p, text in targets.items() if not p.is_file() or p.read_text("utf-8") != text]
     if write:
         for path in stale:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(targets[path], "utf-8")
+            write_text(path, targets[path])
             console.print(f"wrote {path}")
         return
     for path in stale:
