@@ -151,8 +151,8 @@ def _warm(ray: Any, max_in_flight: int) -> float:
 def _calls(root: Path, run_id: str) -> int:
     from warehouse.query import run_sql
 
-    return int(run_sql(root, f"select sum(model_calls) from trials where run_id = '{run_id}'"
-                       ).rows[0][0] or 0)
+    return int(run_sql(root, "select sum(model_calls) from trials where run_id = $run_id",
+                       {"run_id": run_id}).rows[0][0] or 0)
 
 
 def overhead(ray: Any, root: Path, trials: int) -> dict[str, Any]:

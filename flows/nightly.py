@@ -5,7 +5,7 @@
 
 ``serve`` registers the deployment ``agentsweep-nightly/nightly`` (cron ``0 2 * * *``, UTC) with
 the Prefect API in ``PREFECT_API_URL`` and executes its runs until stopped; ``run`` runs the flow
-once, now. The comparison (``warehouse/sql/compare_runs.sql``) lands in
+once, now. The comparison (``reports.compare`` over ``warehouse/sql/compare_runs.sql``) lands in
 ``AGENTSWEEP_HOME/reports/<run_id>-vs-<baseline>.csv``; ``previous`` names the latest earlier
 nightly run (run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
 """
@@ -29,14 +29,9 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
-from pipeline.compare import (  # noqa: E402
-    NIGHTLY_PREFIX,
-    Comparison,
-    previous_nightly_run,
-    write_comparison,
-)
 from pipeline.spec import load_spec  # noqa: E402
 from pipeline.sweep import SweepConfig, SweepOutcome  # noqa: E402
+from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
 
 CRON = "0 2 * * *"
 DEPLOYMENT_NAME = "nightly"
@@ -48,10 +43,7 @@ class NightlyRegression(Exception):
     """The candidate run regressed against its baseline: the flow run fails with the cells."""
 
     def __init__(self, comparison: Comparison) -> None:
-        index = {c: i for i, c in enumerate(comparison.columns)}
-        cells = [f"{r[index['scenario_id']]}/{r[index['model']]}/{r[index['memory_mode']]} "
-                 f"{r[index['transition']]}" for r in comparison.rows
-                 if r[index["change"]] == "regressed"]
+        cells = comparison.regressed_cells()
         super().__init__(f"run {comparison.candidate} regressed against {comparison.baseline} "
                          f"in {len(cells)} cell(s): {'; '.join(cells)} (report: "
                          f"{comparison.report})")

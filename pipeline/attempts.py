@@ -120,8 +120,7 @@ class RetryBook:
 
 def attempt_counts(root: Path, run_id: str) -> dict[str, int]:
     """trial_id -> attempts already recorded for the run (a resume continues the numbering)."""
-    from warehouse.query import run_sql
+    from warehouse.query import run_named  # duckdb: only the driver needs it
 
-    result = run_sql(root, "SELECT trial_id, max(attempt) FROM attempts WHERE run_id = $run_id "
-                           "GROUP BY trial_id", {"run_id": run_id})
+    result = run_named(root, "attempt_counts", {"run_id": run_id})
     return {row[0]: int(row[1]) for row in result.rows}

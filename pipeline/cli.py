@@ -230,6 +230,7 @@ def schema(
     """Check (or regenerate) the generated schema files: catalog JSON Schema, warehouse golden."""
     from pipeline.catalog import catalogs_root
     from pipeline.catalog.schema import generated_files
+    from warehouse.atomic import write_text
     from warehouse.schema import SCHEMA_VERSION, describe_json
 
     targets = {catalogs_root() / "schema" / n: t for n, t in generated_files().items()}
@@ -238,8 +239,7 @@ def schema(
     stale = [p for p, text in targets.items() if not p.is_file() or p.read_text("utf-8") != text]
     if write:
         for path in stale:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(targets[path], "utf-8")
+            write_text(path, targets[path])
             console.print(f"wrote {path}")
         return
     for path in stale:
@@ -357,7 +357,7 @@ def rescore(
 ) -> None:
     """Score a run's stored traces again with today's checks, offline, as a new run."""
     from pipeline.rescore import rescore_run
-    from warehouse.query import run_sql
+    from warehouse.query import run_named
     from warehouse.writer import WarehouseError, validate_run_id
 
     root = hygiene.warehouse_root()
@@ -365,7 +365,7 @@ def rescore(
         validate_run_id(new_run_id)
     except WarehouseError as exc:
         _fail(f"--as: {exc}")
-    if run_sql(root, "select count(*) from trials where run_id = $r", {"r": new_run_id}).rows[0][0]:
+    if run_named(root, "trial_count", {"run_id": new_run_id}).rows[0][0]:
         _fail(f"--as: run {new_run_id!r} already exists")
     outcome = rescore_run(root, run_id, new_run_id)
     if not outcome.rescored:
@@ -480,6 +480,7 @@ def checks_export(
     from pipeline.calibrate import load_labels
     from pipeline.catalog import CatalogError
     from pipeline.rescore import stored_trials
+    from warehouse.atomic import write_text
 
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None
@@ -490,10 +491,7 @@ def checks_export(
     if not trials:
         _fail(f"no trial of run {run_id!r} to export")
     text = "".join(t.to_json() + "\n" for t in trials)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text, "utf-8")
-    temporary.replace(output)
+    write_text(output, text)
     console.print(f"wrote {len(trials)} trial(s) to {output}")
 
 

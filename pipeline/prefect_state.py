@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from warehouse.atomic import write_text
+
 DB_NAME = "prefect.db"
 MARKER_NAME = "agentsweep-prefect.json"
 _REVISION = re.compile(r'^revision\s*=\s*["\']([0-9a-f]+)["\']', re.MULTILINE)
@@ -140,13 +142,11 @@ def mark_good(home: Path) -> None:
     state = inspect_database(db)
     if state.problem is not None or state.revision is None:
         return
-    tmp = home / f".{MARKER_NAME}.tmp"
     try:
-        tmp.write_text(json.dumps({"revision": state.revision,
-                                   "schema_sha256": state.schema_sha256}), encoding="utf-8")
-        os.replace(tmp, home / MARKER_NAME)
+        write_text(home / MARKER_NAME, json.dumps({"revision": state.revision,
+                                                   "schema_sha256": state.schema_sha256}))
     except OSError:  # a full disk: the marker is a convenience, the run's results are saved
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 API_FACTORY = "prefect.server.api.server:create_app"

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pipeline.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
+from warehouse.atomic import write_text
 
 HOST = "127.0.0.1"
 READY_TIMEOUT_S = 120.0
@@ -148,9 +149,7 @@ def _wait(state: StackState, folder: Path, started: float) -> None:
 
 
 def _write_state(folder: Path, state: StackState) -> None:
-    temporary = folder / "stack.json.tmp"
-    temporary.write_text(json.dumps(asdict(state), indent=2), "utf-8")
-    temporary.replace(folder / "stack.json")
+    write_text(folder / "stack.json", json.dumps(asdict(state), indent=2))
 
 
 def _spawn(command: list[str], log: Path, env: dict[str, str]) -> int:

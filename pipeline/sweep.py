@@ -33,7 +33,7 @@ from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
 from pipeline.trial import RunContext, TrialResult, tables_of
 from pipeline.version import code_version
-from warehouse.query import run_named, run_sql
+from warehouse.query import run_named
 from warehouse.rows import RunRow
 from warehouse.writer import WarehouseWriter, validate_run_id
 
@@ -148,9 +148,7 @@ def plan(config: SweepConfig) -> SweepPlan:
 
 def final_trial_ids(root: Path, run_id: str) -> set[str]:
     """Trials of a run that already have a final outcome (anything but incomplete)."""
-    result = run_sql(root, "SELECT DISTINCT trial_id FROM trials "
-                           "WHERE run_id = $run_id AND status <> 'incomplete'",
-                     {"run_id": run_id})
+    result = run_named(root, "final_trial_ids", {"run_id": run_id})
     return {row[0] for row in result.rows}
 
 

@@ -15,7 +15,7 @@ from warehouse.rows import AttemptRow, CheckRow, RunRow, TrialRow
 from warehouse.schema import EVENT_KINDS, TABLES, TRIAL_STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("pipeline", "warehouse", "flows", "catalogs")
+PACKAGES = ("pipeline", "warehouse", "flows", "catalogs", "reports")
 
 
 def _modules() -> dict[str, Path]:

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 from conftest import MEETING_SUITE, REPO
 
-from pipeline.compare import previous_nightly_run, write_comparison
+from reports import previous_nightly_run, write_comparison
 from warehouse.schema import TABLES
 from warehouse.writer import WarehouseWriter
 

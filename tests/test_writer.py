@@ -43,6 +43,23 @@ def test_batch_is_written_atomically_with_schema_version(tmp_path: Path) -> None
     assert table.column("input_tokens").to_pylist() == [None]
 
 
+def test_attempts_are_a_table_of_the_batch_like_any_other(tmp_path: Path) -> None:
+    """One writer for every table: attempts share the batch's file name, its schema_version
+    and its all-or-nothing rollback (pipeline.sweep.BatchSink hands them in with their trials)."""
+    at = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    attempt = {"run_id": "r1", "trial_id": "t1", "attempt_id": "a1", "attempt": 1,
+               "outcome": "complete", "started_at": at, "finished_at": at}
+    writer = WarehouseWriter(tmp_path, "r1")
+    writer.write_batch({"attempts": [attempt], "trials": [_trial("t1", "a1", "complete", 0)]})
+    writer.write_batch({"attempts": [{**attempt, "attempt": 2}]})  # retried, no final row yet
+    names = {p.parent.parent.name: p.name for p in writer.files_written[:2]}
+    assert set(names) == {"attempts", "trials"} and len(set(names.values())) == 1
+    files = sorted((tmp_path / "attempts" / "run_id=r1").glob("part-*.parquet"))
+    assert len(files) == 2
+    assert pq.read_table(files[0]).column("schema_version").to_pylist() == [SCHEMA_VERSION]
+    assert run_sql(tmp_path, "select max(attempt) from attempts").rows == [(2,)]
+
+
 def test_bad_row_writes_nothing(tmp_path: Path) -> None:
     writer = WarehouseWriter(tmp_path, "r1")
     bad = _trial("t1", "a1", "complete", 0)

@@ -6,28 +6,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from warehouse.atomic import atomic_path, write_text
 from warehouse.query import QueryResult
 
 
 def write_result(result: QueryResult, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    try:
-        if path.suffix == ".parquet":
+    if path.suffix == ".parquet":
+        with atomic_path(path) as temporary:
             pq.write_table(result.to_arrow(), temporary)
-        else:
-            Path(temporary).write_text(_text(result, path.suffix), "utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    else:
+        write_text(path, _text(result, path.suffix))
 
 
 def _text(result: QueryResult, suffix: str) -> str:

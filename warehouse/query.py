@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -76,18 +77,17 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 """Parameters that name the runs a query is about: the query then reads only their files."""
 
 
-def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
-            all_runs: bool = False) -> QueryResult:
-    """Our own SQL (trusted). Scoped to the runs its parameters name unless ``all_runs`` (a
-    query that looks across runs, e.g. for a baseline); an unreadable file is a WarehouseError
-    naming it."""
+@contextmanager
+def trusted_connection(root: Path, params: dict[str, Any] | None = None,
+                       all_runs: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection for our own SQL (trusted), closed after the block. Scoped to the runs the
+    parameters name unless ``all_runs`` (a query that looks across runs, e.g. for a baseline);
+    an unreadable file is a WarehouseError naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
         con = connect(root, runs=None if all_runs else scoped or None)
         try:
-            cursor = con.execute(sql, params or {})
-            columns = [d[0] for d in cursor.description or []]
-            return QueryResult(columns, cursor.fetchall())
+            yield con
         finally:
             con.close()
     except (duckdb.IOException, duckdb.InvalidInputException) as exc:
@@ -96,6 +96,15 @@ def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
             raise
         raise WarehouseError(f"a warehouse file cannot be read (corrupt?): {message}; "
                              "`agentsweep warehouse check` lists every damaged file") from None
+
+
+def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
+            all_runs: bool = False) -> QueryResult:
+    """Our own SQL (trusted), on a ``trusted_connection``."""
+    with trusted_connection(root, params, all_runs) as con:
+        cursor = con.execute(sql, params or {})
+        columns = [d[0] for d in cursor.description or []]
+        return QueryResult(columns, cursor.fetchall())
 
 
 QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
@@ -125,5 +134,7 @@ def run_user_sql(root: Path, sql: str) -> QueryResult:
         con.close()
 
 
-def run_named(root: Path, name: str, params: dict[str, Any] | None = None) -> QueryResult:
-    return run_sql(root, sql_text(name), params)
+def run_named(root: Path, name: str, params: dict[str, Any] | None = None,
+              all_runs: bool = False) -> QueryResult:
+    """``warehouse/sql/<name>.sql`` with its parameters bound (never formatted in)."""
+    return run_sql(root, sql_text(name), params, all_runs)

