@@ -3,13 +3,16 @@ every case, each rule code catches its defect, and a bad case line names file, l
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import REPO
 
+import pipeline.scoring.cases as cases
 from pipeline.catalog import CatalogError, load_suite
 from pipeline.catalog.case_models import CaseExpected, CaseRules
 from pipeline.scoring.cases import case_checks, reply_json
@@ -37,13 +40,43 @@ def test_the_support_suite_is_a_cases_suite_covering_the_seeds_risks() -> None:
 @pytest.mark.parametrize("tools", ["mock", "sandbox"])
 def test_golden_passes_every_case_and_each_wrong_answer_is_caught(tools: str) -> None:
     cells = verify([load_suite(CASES)], ["chat"], mutants=["mutant-wrong-answer"],
-                   tools=tools)  # type: ignore[arg-type]
+                   tools="mock" if tools == "mock" else "sandbox")
     bad = [(c.scenario_id, c.model, c.label()) for c in cells if not c.ok]
     assert not bad, bad
     golden = [c for c in cells if c.model == "reference/golden"]
     assert len(golden) >= 15 and all(c.passed for c in golden)
     caught = {(c.first_violation or "").split(":")[0] for c in cells if c.expected}
     assert {"decision_mismatch", "missing_required", "contains_forbidden", "schema"} <= caught
+
+
+def _passing(result: Any) -> Any:
+    if isinstance(result, list):
+        return [_passing(r) for r in result]
+    return dataclasses.replace(result, passed=True, turn=None, step=None)
+
+
+RULE_SWITCHES: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "decision_mismatch": lambda mp: mp.setattr(
+        cases, "decision_check", lambda *a, _f=cases.decision_check: _passing(_f(*a))),
+    "missing_required:": lambda mp: mp.setattr(cases, "_contains", lambda text, term: True),
+    "contains_forbidden:": lambda mp: mp.setattr(cases, "_says", lambda text, term: False),
+    "schema:": lambda mp: mp.setattr(
+        cases, "schema_checks", lambda *a, _f=cases.schema_checks: _passing(_f(*a))),
+}
+
+
+@pytest.mark.parametrize("prefix", sorted(RULE_SWITCHES))
+def test_switching_a_rule_off_fails_the_verification(prefix: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = load_suite(CASES)
+    suite = dataclasses.replace(suite, scenarios=tuple(
+        s for s in suite.scenarios if any(c.check.startswith(prefix)
+                                          for c in s.scenario.catches)))
+    assert suite.scenarios, prefix
+    RULE_SWITCHES[prefix](monkeypatch)
+    cells = verify([suite], ["chat"], mutants=["mutant-wrong-answer"], tools="mock")
+    wrong = [c for c in cells if not c.ok]
+    assert any(c.expected and c.expected.startswith(prefix) for c in wrong), prefix
 
 
 def _journal(reply: str, calls: tuple[tuple[str, dict[str, Any]], ...] = ()) -> Journal:

@@ -252,6 +252,9 @@ class Scenario(Strict):
     title: str = ""
     tags: list[str] = Field(default_factory=list)
     turns: list[Turn] = Field(min_length=1)
+    case: SkipJsonSchema[CaseRules | None] = Field(default=None, exclude=True)
+    """The regression case this scenario was built from (a cases suite; never written in a
+    scenario suite: the JSON Schema has no such field)."""
     expectations: Expectations = Field(default_factory=Expectations)
     turning_point: int | None = Field(
         default=None, ge=1, description="Turn where the intent changes; null for none."
@@ -260,11 +263,7 @@ class Scenario(Strict):
     catches: list[Catch] = Field(
         default_factory=list, description="Which check must catch which mutant."
     )
-    critical: bool = Field(default=False, description=(
-        "A critical scenario: a new failure of it blocks a release (the gate)."))
-    case: SkipJsonSchema[CaseRules | None] = Field(default=None, exclude=True)
-    """The regression case this scenario was built from (a cases suite; never written in a
-    scenario suite: the JSON Schema has no such field)."""
+    critical: bool = False
 
     @model_validator(mode="after")
     def _turns_in_range(self) -> Scenario:

@@ -60,7 +60,7 @@ def case_checks(journal: Journal, rules: CaseRules) -> list[CheckResult]:
     checks = [decision_check(journal, rules, reply)]
     text = reply_text(reply.text) if reply is not None else ""
     checks += [_term_check(f"missing_required:{term}", "case_required_term",
-                           term.casefold() in text.casefold(), reply,
+                           _contains(text, term), reply,
                            f"the reply {{}} {term!r}", ("contains", "lacks"))
                for term in rules.expected.required_terms]
     checks += [_term_check(f"contains_forbidden:{term_text(term)}", "case_forbidden_term",
@@ -85,10 +85,14 @@ def _term_check(check_id: str, kind: CheckKind, ok: bool, reply: Reply | None, d
                        "response")
 
 
+def _contains(text: str, term: str) -> bool:
+    return term.casefold() in text.casefold()
+
+
 def _says(text: str, term: ForbiddenTerm) -> bool:
     if isinstance(term, ClaimTerm):
         return asserts(text, term.claim)
-    return term.casefold() in text.casefold()
+    return _contains(text, term)
 
 
 def extracted_decision(journal: Journal, rules: CaseRules, reply: Reply | None
