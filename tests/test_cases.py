@@ -238,3 +238,18 @@ def test_a_scenario_line_in_a_cases_suite_and_a_broken_schema_file_are_refused(
     with pytest.raises(CatalogError, match="this is a cases suite") as caught:
         load_suite(file)
     assert caught.value.line == 2
+
+
+def test_the_support_domain_claims_catch_a_cancellation_that_never_happened() -> None:
+    from pipeline.catalog import load_domain
+    from pipeline.scoring.claims import said_vs_done
+
+    patterns = load_domain("support_agent").claim_patterns
+    said = [(1, 2, "Заказ A-1002 отменён."), (1, 2, "Деньги возвращены на карту."),
+            (1, 2, "Отчёт за ноябрь отправлен.")]
+    assert [v.tool for v in said_vs_done(said, (), patterns)] == [
+        "cancel_order", "refund_order", "send_report"]
+    fine = [(1, 2, "Заказ A-1002 будет отменён после вашего подтверждения."),
+            (1, 2, "Отчёт не отправлен: сервис не ответил."),
+            (1, 2, "Отменить заказ A-1002?")]
+    assert said_vs_done(fine, (), patterns) == []
