@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import REPO
 
+from pipeline.rescore import rescore_run
 from pipeline.sweep import SweepConfig
 from pipeline.thresholds import Thresholds
 from warehouse.query import run_sql
@@ -46,3 +47,10 @@ def test_cases_run_through_the_sweep_with_rule_codes_in_checks(
     refused = run_sql(root, "select count(*) from events where tool_error like "
                             "'%no recorded result%'").rows[0][0]
     assert refused >= 1
+    again = rescore_run(root, "cases", "cases-rescored")
+    assert (again.rescored, again.skipped, again.scenarios_changed) == (2 * cases, 0, 0)
+    same = run_sql(root, "select count(*) from trials a join trials b using (trial_id) where "
+                         "a.run_id = 'cases' and b.run_id = 'cases-rescored' and "
+                         "a.passed = b.passed and a.first_violation_check is not distinct "
+                         "from b.first_violation_check").rows[0][0]
+    assert same == 2 * cases
