@@ -48,6 +48,9 @@ def run(
     )] = None,
     repeats: Annotated[int | None, typer.Option(
         min=1, help="Repeats per grid cell. Default: 3.")] = None,
+    tools: Annotated[str | None, typer.Option(
+        "--tools", help="sandbox (the domain's tools, writes intercepted) or mock (every tool "
+        "answers from the cases' recorded results). Default: sandbox.")] = None,
     api_base: Annotated[str | None, typer.Option(
         "--api-base", help="OpenAI-compatible endpoint for every --model (a local server, "
         "agentsweep reference-server, a proxy).")] = None,
@@ -75,7 +78,7 @@ def run(
 
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
-        prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats,
+        prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
         append=append)
@@ -305,18 +308,24 @@ def verify_suite(
         "--memory-mode", help="Default: chat, summary, structured.")] = None,
     allow_unproven: Annotated[bool, typer.Option(
         "--allow-unproven", help="Verify a suite that declares no mutant catches too.")] = False,
+    tools: Annotated[str, typer.Option(
+        "--tools", help="sandbox or mock (tools answer from the cases' recordings).")
+    ] = "sandbox",
 ) -> None:
     """Prove the checks: golden passes, each mutant is caught by its declared check."""
     from pipeline.catalog import CatalogError, bundled_suites, load_suites, set_extra_roots
 
     set_extra_roots(catalog or [])
     from pipeline.grid import MEMORY_MODES
+    from pipeline.sandbox import TOOLS_MODES
     from pipeline.verify import verify
 
     modes = memory_mode or list(MEMORY_MODES)
     unknown = set(modes) - set(MEMORY_MODES)
     if unknown:
         _fail(f"--memory-mode: unknown {sorted(unknown)}")
+    if tools not in TOOLS_MODES:
+        _fail(f"--tools: {tools!r} is not one of {', '.join(TOOLS_MODES)}")
     try:
         suites = load_suites(suite or bundled_suites())
     except CatalogError as exc:
@@ -325,7 +334,7 @@ def verify_suite(
     if unproven and not allow_unproven:
         _fail(f"{unproven[0]}: the suite declares no mutant catches, so verifying it proves "
               "nothing about its checks (add catches to its scenarios, or --allow-unproven)")
-    cells = verify(suites, modes)  # type: ignore[arg-type]
+    cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
     table = Table(title="mutation verification: scenario x mode x reference model")
     table.add_column("scenario / mode")

@@ -2,7 +2,9 @@
 
 ``trial_id`` is a stable hash of what defines a trial (ARCHITECTURE.md, "Trial identity"): the
 scenario (id, version, content hash), the model and its generation params, the prompt's content
-hash, the memory mode and the repeat index. The run id is not part of it. Of the model
+hash, the memory mode and the repeat index (and the tools mode when it is ``mock``: a run with
+recorded tool answers is not the same trial as one with the domain's tools). The run id is not
+part of it. Of the model
 (``pipeline.model_config.ModelConfig``) only the name and ``generation_params()`` (temperature,
 params, seed) count, hashed exactly as before that type existed: a configuration that leaves
 them at their defaults keeps the trial ids of older runs (``tests/test_grid.py`` pins some).
@@ -18,6 +20,7 @@ from typing import Any, Literal
 from pipeline.catalog import Prompt, Scenario, Suite, load_domain
 from pipeline.hashing import canonical_json, sha256_json
 from pipeline.model_config import ModelConfig as ModelConfig  # the grid's model, re-exported
+from pipeline.sandbox import ToolsMode
 
 MemoryMode = Literal["chat", "summary", "structured"]
 MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
@@ -37,6 +40,8 @@ class TrialSpec:
     memory_mode: MemoryMode
     repeat: int
     step_limit: int = 8
+    tools: ToolsMode = "sandbox"
+    """``mock``: every tool answers from the scenario's recorded results (pipeline.sandbox)."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     domain_path: Path | None = field(default=None, compare=False)
     """The domain folder the plan found (workers load the domain from there)."""
@@ -51,8 +56,9 @@ def trial_id_for(
     prompt_sha256: str,
     memory_mode: str,
     repeat: int,
+    tools: ToolsMode = "sandbox",
 ) -> str:
-    identity = {
+    identity: dict[str, object] = {
         "scenario_id": scenario.id,
         "scenario_version": scenario.version,
         "scenario_sha256": scenario_sha256,
@@ -62,6 +68,8 @@ def trial_id_for(
         "memory_mode": memory_mode,
         "repeat": repeat,
     }
+    if tools != "sandbox":  # the default keeps the trial ids of older runs
+        identity["tools"] = tools
     return sha256_json(identity)[:32]
 
 
@@ -72,6 +80,7 @@ def expand(
     memory_modes: Sequence[MemoryMode],
     repeats: int,
     step_limit: int = 8,
+    tools: ToolsMode = "sandbox",
 ) -> Iterator[TrialSpec]:
     """Yield the grid lazily, in a stable order."""
     for suite in suites:
@@ -85,7 +94,7 @@ def expand(
                             seeded = model.for_repeat(repeat)
                             yield TrialSpec(
                                 trial_id=trial_id_for(loaded.scenario, loaded.sha256, seeded,
-                                                      prompt.sha256, mode, repeat),
+                                                      prompt.sha256, mode, repeat, tools),
                                 suite_id=suite.id,
                                 suite_sha256=suite.sha256,
                                 scenario=loaded.scenario,
@@ -96,6 +105,7 @@ def expand(
                                 memory_mode=mode,
                                 repeat=repeat,
                                 step_limit=step_limit,
+                                tools=tools,
                                 domain_path=domain.path,
                             )
 

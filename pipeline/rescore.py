@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.catalog import Scenario, Suite, bundled_suites, load_suites
+from pipeline.catalog import Scenario, Suite, known_suites, load_suites
 from pipeline.scoring import CheckResult, TrialScores, score_trial
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.version import code_version
@@ -100,10 +100,11 @@ def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[
 
 
 class ScenarioIndex:
-    """Scenarios by (suite id, scenario id) from the given suites (default: the bundled)."""
+    """Scenarios by (suite id, scenario id) from the given suites (default: every suite of
+    the catalog roots, cases suites too, not only the default run's)."""
 
     def __init__(self, suites: Sequence[Suite] | None = None) -> None:
-        loaded = suites if suites is not None else load_suites(bundled_suites())
+        loaded = suites if suites is not None else load_suites(list(known_suites().values()))
         self._by_key = {(suite.id, s.scenario.id): (s.scenario, s.sha256)
                         for suite in loaded for s in suite.scenarios}
 

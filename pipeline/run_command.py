@@ -26,7 +26,7 @@ EXIT_INTERRUPTED = 130
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "timeout_s": "--timeout-s"}
+                   "timeout_s": "--timeout-s", "tools": "--tools"}
 
 
 class BadInput(Exception):
@@ -44,6 +44,7 @@ class RunOptions:
     prompt: list[str] = field(default_factory=list)
     memory_mode: list[str] = field(default_factory=list)
     repeats: int | None = None
+    tools: str | None = None
     api_base: str | None = None
     temperature: float | None = None
     seed: int | None = None
@@ -58,7 +59,7 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.api_base, self.timeout_s)
+                self.api_base, self.timeout_s, self.tools)
         return any(v not in (None, []) for v in grid)
 
 
@@ -73,7 +74,7 @@ def build_config(options: RunOptions) -> Any:
         raise BadInput("--resume continues a run's own grid; --append adds another: choose one")
     if options.spec is not None and options.grid_given():
         raise BadInput("--spec: set suites, scenarios, models, prompts, memory modes, "
-                       "temperature, seed and max in flight in the spec (only --run-id, "
+                       "temperature, seed, tools and max in flight in the spec (only --run-id, "
                        "--resume, --ray-address, --repeats override it)")
     try:
         if options.spec is not None:
@@ -97,7 +98,7 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("prompts", options.prompt), ("memory_modes", options.memory_mode),
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
-                       ("max_in_flight", options.max_in_flight)):
+                       ("max_in_flight", options.max_in_flight), ("tools", options.tools)):
         if value not in (None, []):
             args[key] = value
     return args

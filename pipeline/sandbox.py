@@ -4,24 +4,36 @@ Read tools run against the trial's own deep copy of the domain's seed state. Sta
 (write) tools are intercepted: the call is recorded in the journal with its arguments and the
 state revision, answered as the real system would on success, and nothing else happens.
 A tool refusing a call (unknown tool, bad arguments) is data for the agent, not an exception.
+
+Mock-tools mode (``tools="mock"``, ``--tools mock``) runs no tool code at all: every call, read
+or write, is answered from the recorded results it is given (a regression case's
+``context.tool_results``); a call with no recording is refused like a bad call, an
+agent-visible tool error. No tool function is reachable in this mode, so nothing can have a
+side effect.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from pipeline.catalog import Domain
+from pipeline.catalog.case_models import RecordedResult
+
+ToolsMode = Literal["sandbox", "mock"]
+TOOLS_MODES: tuple[ToolsMode, ...] = ("sandbox", "mock")
+NO_RECORDING = "no recorded result for this call (mock tools)"
 
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    result: dict[str, Any]
+    result: Any
     intercepted: bool
     state_revision: int
     error: str | None = None
@@ -34,9 +46,21 @@ class JournalEntry:
     state_revision: int
 
 
+def recorded_answer(recorded: Sequence[RecordedResult], name: str, arguments: dict[str, Any]
+                    ) -> RecordedResult | None:
+    """The first recording of tool ``name`` whose arguments match (null: any arguments)."""
+    for item in recorded:
+        if item.tool == name and (item.arguments is None or item.arguments == arguments):
+            return item
+    return None
+
+
 class Sandbox:
-    def __init__(self, domain: Domain) -> None:
+    def __init__(self, domain: Domain, tools: ToolsMode = "sandbox",
+                 recorded: Sequence[RecordedResult] = ()) -> None:
         self.domain = domain
+        self.tools = tools
+        self.recorded = tuple(recorded)
         self.state: dict[str, Any] = copy.deepcopy(dict(domain.seed_state))
         self.revision = 1
         self.journal: list[JournalEntry] = []
@@ -55,11 +79,21 @@ class Sandbox:
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path) or "arguments"
             return self._refuse(f"{where}: {error.message}")
+        if self.tools == "mock":
+            return self._replay(name, arguments, spec.kind == "write")
         if spec.kind == "write":
             self.journal.append(JournalEntry(name, arguments, self.revision))
             return ToolOutcome(dict(spec.intercept_response or {}), True, self.revision)
         result = self.domain.read_tools[name](self.state, arguments)
         return ToolOutcome(result, False, self.revision)
+
+    def _replay(self, name: str, arguments: dict[str, Any], write: bool) -> ToolOutcome:
+        recording = recorded_answer(self.recorded, name, arguments)
+        if recording is None:
+            return self._refuse(f"{name}: {NO_RECORDING}")
+        if write:
+            self.journal.append(JournalEntry(name, arguments, self.revision))
+        return ToolOutcome(copy.deepcopy(recording.result), write, self.revision)
 
     def _refuse(self, message: str) -> ToolOutcome:
         return ToolOutcome({"error": message}, False, self.revision, error=message)

@@ -2,7 +2,9 @@
 
 A spec names suites (paths relative to the spec file, or bundled suite ids such as
 ``intent_change``), models with their settings, prompts, memory modes, repeats, the retry
-policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional. The file
+policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional;
+``runs_per_case`` (seed 003's name for ``repeats``), ``tools`` (sandbox | mock) and the release
+``thresholds`` (pipeline.thresholds, stored in ``runs.config_json`` for the gate). The file
 is parsed with PyYAML keeping the line of every key, validated with pydantic
 (``extra='forbid'``), and turned into a ``SweepConfig``. The first problem raises
 ``CatalogError`` as ``path:line: field: message``, before anything runs or is written.
@@ -22,7 +24,9 @@ from pipeline.catalog.errors import format_location
 from pipeline.grid import MemoryMode
 from pipeline.model_config import ModelConfig
 from pipeline.retry import RetryPolicy
+from pipeline.sandbox import ToolsMode
 from pipeline.sweep import SweepConfig
+from pipeline.thresholds import Thresholds
 from warehouse.writer import WarehouseError, validate_run_id
 
 Location = tuple[str | int, ...]
@@ -50,7 +54,13 @@ class SweepSpec(BaseModel):
     memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (every memory mode)."""
     repeats: int = Field(default=3, ge=1)
+    runs_per_case: int | None = Field(default=None, ge=1)
+    """Seed 003's name for ``repeats`` (runs of every case or scenario); give one of the two."""
     step_limit: int = Field(default=8, ge=1)
+    tools: ToolsMode = "sandbox"
+    """``mock``: every tool answers from the cases' recorded results."""
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    """Release thresholds the gate reads (stored in ``runs.config_json``)."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     batch_size: int = Field(default=500, ge=1)
     max_in_flight: int = Field(default=64, ge=1)
@@ -147,13 +157,16 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         _refuse_duplicates(key, values, fail)
     _check_models(spec.models, fail)
     _check_scenarios(spec.scenarios, suites, fail)
+    repeats = _repeats(spec, fail)
     args: dict[str, Any] = {
         "catalogs": catalogs,
         "suites": suites,
         "scenarios": list(spec.scenarios),
         "models": [_with_default_timeout(m, spec.timeout_s) for m in spec.models],
-        "repeats": spec.repeats,
+        "repeats": repeats,
         "step_limit": spec.step_limit,
+        "tools": spec.tools,
+        "thresholds": spec.thresholds,
         "retry": spec.retry,
         "batch_size": spec.batch_size,
         "max_in_flight": spec.max_in_flight,
@@ -191,6 +204,16 @@ class _Locator:
     def __call__(self, loc: Location, message: str) -> CatalogError:
         return CatalogError(self.path, line_of(loc, self.lines), format_location(list(loc)),
                             message)
+
+
+def _repeats(spec: SweepSpec, fail: _Locator) -> int:
+    """``runs_per_case`` or ``repeats`` (the same setting under two names)."""
+    if spec.runs_per_case is None:
+        return spec.repeats
+    if "repeats" in spec.model_fields_set:
+        raise fail(("runs_per_case",), "runs_per_case is another name for repeats: give one "
+                   "of them")
+    return spec.runs_per_case
 
 
 def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path:

@@ -31,6 +31,8 @@ from pipeline.grid import (
 from pipeline.phases import mark
 from pipeline.redact import redact
 from pipeline.retry import RetryPolicy
+from pipeline.sandbox import ToolsMode
+from pipeline.thresholds import Thresholds
 from pipeline.trial import RunContext, TrialResult, tables_of
 from pipeline.version import code_version
 from warehouse.query import run_named
@@ -68,6 +70,11 @@ class SweepConfig(BaseModel):
     max_in_flight: int = Field(default=64, ge=1)
     batch_size: int = Field(default=500, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    tools: ToolsMode = Field(default="sandbox", description=(
+        "sandbox: the domain's tools on a per-trial copy (writes intercepted); mock: every "
+        "tool answers from the scenario's recorded results (--tools mock)."))
+    thresholds: Thresholds = Field(default_factory=Thresholds, description=(
+        "Release thresholds the gate reads from runs.config_json."))
     warehouse: Path
 
     @field_validator("models", mode="before")
@@ -137,7 +144,7 @@ def plan(config: SweepConfig) -> SweepPlan:
     suites = load_plan_suites(config)
     models = config.resolved_models()
     specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
-                        config.step_limit))
+                        config.step_limit, config.tools))
     size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
                      config.repeats)
     done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()

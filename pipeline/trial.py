@@ -98,7 +98,8 @@ class DeadlineClient:
 def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
               client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
-    sandbox = Sandbox(domain)
+    case = spec.scenario.case
+    sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else ())
     model = client or model_client_for(spec)
     agent = Agent(
         model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pipeline.catalog import Suite
 from pipeline.grid import MEMORY_MODES, MemoryMode, ModelConfig, expand
 from pipeline.models.mutants import MUTANTS
+from pipeline.sandbox import ToolsMode
 from pipeline.trial import RunContext, run_trial
 
 GOLDEN = "reference/golden"
@@ -52,12 +53,12 @@ class Cell:
 
 
 def verify(suites: Sequence[Suite], modes: Sequence[MemoryMode] = MEMORY_MODES,
-           mutants: Sequence[str] | None = None) -> list[Cell]:
+           mutants: Sequence[str] | None = None, tools: ToolsMode = "sandbox") -> list[Cell]:
     names = [GOLDEN, *(f"reference/{m}" for m in (mutants or sorted(MUTANTS)))]
     models = [ModelConfig(n) for n in names]
     ctx = RunContext("verify-suite", "verify")
     cells = []
-    for spec in expand(suites, models, ["default"], modes, repeats=1):
+    for spec in expand(suites, models, ["default"], modes, repeats=1, tools=tools):
         expected = None
         for catch in spec.scenario.catches:
             if f"reference/{catch.mutant}" == spec.model.name and spec.memory_mode in catch.modes:

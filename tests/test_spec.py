@@ -3,6 +3,7 @@ the line of the offending key and the field; the CLI refuses it with exit 2 and 
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -99,6 +100,22 @@ def test_the_shipped_specs_load() -> None:
     assert len(swap.models) == 2 and swap.run_id == "model-swap"
 
 
+def test_the_cases_spec_carries_runs_per_case_tools_and_thresholds_into_the_run() -> None:
+    from pipeline.sweep import config_json
+
+    config = load_spec(REPO / "infra" / "sweeps" / "cases.yaml", Path("/nonexistent"))
+    assert (config.repeats, config.tools, config.memory_modes) == (3, "mock", ["chat"])
+    stored = json.loads(config_json(config))
+    assert stored["tools"] == "mock"
+    assert stored["thresholds"] == {"critical_pass_rate": 1.0, "overall_pass_rate": 0.98,
+                                    "max_latency_regression_percent": 20.0,
+                                    "max_cost_usd": 5.0, "max_cost_regression_percent": None}
+    resumed = SweepConfig(**{**stored, "warehouse": Path("/nonexistent")})
+    assert (resumed.thresholds, resumed.tools) == (config.thresholds, "mock")
+    assert load_spec(REPO / "infra" / "sweeps" / "nightly.yaml",
+                     Path("/nonexistent")).thresholds.overall_pass_rate is None
+
+
 BROKEN = [
     # (file text, line, field, words in the message)
     ("models: [{name: reference/golden}]\nrepeats: 0\n", 2, "repeats", "greater than"),
@@ -130,6 +147,21 @@ BROKEN = [
      "duplicate key (first on line 2)"),
     ("models: [{name: reference/golden}\nrepeats: 2\n", 2, "-", "invalid YAML"),
     ("- just\n- a list\n", 1, "-", "a sweep spec is a mapping"),
+    ("models: [{name: reference/golden}]\nthresholds:\n  critical_pass_rate: 1.5\n", 3,
+     "thresholds.critical_pass_rate", "less than or equal to 1"),
+    ("models: [{name: reference/golden}]\nthresholds:\n  overall_pass_rate: -0.1\n", 3,
+     "thresholds.overall_pass_rate", "greater than or equal to 0"),
+    ("models: [{name: reference/golden}]\nthresholds:\n  max_latency_regression_percent: -5\n",
+     3, "thresholds.max_latency_regression_percent", "greater than or equal to 0"),
+    ("models: [{name: reference/golden}]\nthresholds:\n  max_cost_usd: .nan\n", 3,
+     "thresholds.max_cost_usd", "finite number"),
+    ("models: [{name: reference/golden}]\nthresholds:\n  max_cost: 5\n", 3,
+     "thresholds.max_cost", "Extra inputs"),
+    ("models: [{name: reference/golden}]\nruns_per_case: 0\n", 2, "runs_per_case",
+     "greater than"),
+    ("models: [{name: reference/golden}]\nrepeats: 2\nruns_per_case: 3\n", 3,
+     "runs_per_case", "another name for repeats"),
+    ("models: [{name: reference/golden}]\ntools: live\n", 2, "tools", "'sandbox' or 'mock'"),
 ]
 
 

@@ -7,18 +7,22 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import ValidationError
 
+from pipeline.catalog.cases import CASE_MARK, is_case, parse_case
 from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
 from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
 from pipeline.catalog.expectations import check_expectations
-from pipeline.catalog.models import CallAction, Scenario
+from pipeline.catalog.golden import check_golden_calls, short
+from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.hashing import sha256_json
+
+SuiteKind = Literal["scenarios", "cases"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class Suite:
     path: Path
     sha256: str
     scenarios: tuple[LoadedScenario, ...]
+    kind: SuiteKind = "scenarios"
+    """``cases``: every line a regression case (pipeline.catalog.cases)."""
 
 
 @cache
@@ -96,10 +102,13 @@ def load_suite(path: Path) -> Suite:
         raise CatalogError(str(path), None, "-", "not UTF-8") from None
     scenarios: list[LoadedScenario] = []
     ids: dict[str, int] = {}
+    kind: SuiteKind | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
-        loaded = _parse_line(path, number, line)
+        raw = _json_line(path, number, line)
+        kind = kind or ("cases" if is_case(raw) else "scenarios")
+        loaded = _parse_line(path, number, raw, kind)
         previous = ids.get(loaded.scenario.id)
         if previous is not None:
             raise CatalogError(str(path), number, "id",
@@ -108,20 +117,30 @@ def load_suite(path: Path) -> Suite:
         scenarios.append(loaded)
     if not scenarios:
         raise CatalogError(str(path), None, "-", "the suite has no scenarios")
-    return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios))
+    return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios),
+                 kind or "scenarios")
 
 
-def _parse_line(path: Path, number: int, line: str) -> LoadedScenario:
-    where = str(path)
+def _json_line(path: Path, number: int, line: str) -> Any:
     try:
-        raw: Any = json.loads(line)
+        return json.loads(line)
     except json.JSONDecodeError as exc:
-        raise CatalogError(where, number, "-", f"invalid JSON at column {exc.colno}: {exc.msg}"
-                           ) from None
+        raise CatalogError(str(path), number, "-", f"invalid JSON at column {exc.colno}: "
+                           f"{exc.msg}") from None
+
+
+def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> LoadedScenario:
+    where = str(path)
+    if is_case(raw) != (kind == "cases"):
+        expected = "a case (it has input)" if kind == "cases" else "a scenario (it has turns)"
+        raise CatalogError(where, number, CASE_MARK if kind == "scenarios" else "-",
+                           f"this is a {kind} suite (its first line): every line is {expected}")
+    if kind == "cases":
+        return LoadedScenario(parse_case(path, number, raw), sha256_json(raw), number)
     error = best_match(_validator().iter_errors(raw))
     if error is not None:
         raise CatalogError(where, number, format_location(list(error.absolute_path)),
-                           _short(error.message))
+                           short(error.message))
     try:
         scenario = Scenario.model_validate(raw)
     except ValidationError as exc:
@@ -140,19 +159,7 @@ def _parse_line(path: Path, number: int, line: str) -> LoadedScenario:
 
 def _check_against_domain(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
     for t, turn in enumerate(scenario.turns):
-        for a, action in enumerate(turn.golden):
-            if not isinstance(action, CallAction):
-                continue
-            field = f"turns.{t}.golden.{a}.call"
-            spec = domain.tool(action.call.name)
-            if spec is None:
-                raise CatalogError(where, number, f"{field}.name",
-                                   f"unknown tool {action.call.name!r} in domain {domain.name}")
-            error = best_match(Draft202012Validator(spec.parameters).iter_errors(
-                action.call.arguments))
-            if error is not None:
-                path = format_location([field, "arguments", *error.absolute_path])
-                raise CatalogError(where, number, path, _short(error.message))
+        check_golden_calls(where, number, f"turns.{t}.golden", turn.golden, domain)
     _check_golden_states(where, number, scenario, domain)
 
 
@@ -167,11 +174,9 @@ def _check_golden_states(where: str, number: int, scenario: Scenario, domain: Do
             turn.state))
         if error is not None:
             path = format_location([f"turns.{t}.state", *error.absolute_path])
-            raise CatalogError(where, number, path, _short(error.message))
+            raise CatalogError(where, number, path, short(error.message))
         broken = domain.state_invariants(dict(turn.state)) if domain.state_invariants else []
         if broken:
             raise CatalogError(where, number, f"turns.{t}.state", f"invariant: {broken[0]}")
 
 
-def _short(message: str, limit: int = 200) -> str:
-    return message if len(message) <= limit else message[: limit - 3] + "..."

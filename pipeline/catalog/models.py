@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from pipeline.catalog.case_models import CaseContext, CaseExpected, CaseInput, CaseRules
 
 ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression"]
 
@@ -41,6 +44,14 @@ GoldenAction = CallAction | ReplyAction
 Clarification = Literal["allowed", "forbidden", "required"]
 Phrase = str | list[str]
 """A phrase, or one meaning in several phrasings (a list; the first names the check)."""
+
+
+def ends_with_one_reply(golden: list[GoldenAction]) -> list[GoldenAction]:
+    """``golden`` when it is tool calls followed by exactly one reply; else ValueError."""
+    replies = [i for i, a in enumerate(golden) if isinstance(a, ReplyAction)]
+    if replies != [len(golden) - 1]:
+        raise ValueError("golden actions must be tool calls followed by exactly one reply")
+    return golden
 
 
 def phrasings(phrase: Phrase) -> list[str]:
@@ -83,10 +94,7 @@ class Turn(Strict):
     @field_validator("golden")
     @classmethod
     def _ends_with_one_reply(cls, golden: list[GoldenAction]) -> list[GoldenAction]:
-        replies = [i for i, a in enumerate(golden) if isinstance(a, ReplyAction)]
-        if replies != [len(golden) - 1]:
-            raise ValueError("golden actions must be tool calls followed by exactly one reply")
-        return golden
+        return ends_with_one_reply(golden)
 
 
 class ForbiddenTool(Strict):
@@ -192,11 +200,25 @@ class FalseClaimHint(Strict):
     reply: str = Field(min_length=1)
 
 
+class WrongAnswerHint(Strict):
+    """At ``turn`` the golden actions are replaced by ``actions`` (tool calls, then one reply):
+    an answer that breaks the contract (for mutant-wrong-answer)."""
+
+    turn: int = Field(ge=1)
+    actions: list[GoldenAction] = Field(min_length=1)
+
+    @field_validator("actions")
+    @classmethod
+    def _ends_with_one_reply(cls, actions: list[GoldenAction]) -> list[GoldenAction]:
+        return ends_with_one_reply(actions)
+
+
 class MutationHints(Strict):
     revision: RevisionHint | None = None
     switch: SwitchHint | None = None
     negation: NegationHint | None = None
     false_claim: FalseClaimHint | None = None
+    wrong_answer: WrongAnswerHint | None = None
 
 
 MutantName = Literal[
@@ -207,6 +229,7 @@ MutantName = Literal[
     "mutant-over-reset",
     "mutant-over-confirmation",
     "mutant-false-claim",
+    "mutant-wrong-answer",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
 ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")
@@ -229,6 +252,9 @@ class Scenario(Strict):
     title: str = ""
     tags: list[str] = Field(default_factory=list)
     turns: list[Turn] = Field(min_length=1)
+    case: SkipJsonSchema[CaseRules | None] = Field(default=None, exclude=True)
+    """The regression case this scenario was built from (a cases suite; never written in a
+    scenario suite: the JSON Schema has no such field)."""
     expectations: Expectations = Field(default_factory=Expectations)
     turning_point: int | None = Field(
         default=None, ge=1, description="Turn where the intent changes; null for none."
@@ -237,6 +263,7 @@ class Scenario(Strict):
     catches: list[Catch] = Field(
         default_factory=list, description="Which check must catch which mutant."
     )
+    critical: bool = False
 
     @model_validator(mode="after")
     def _turns_in_range(self) -> Scenario:
@@ -288,3 +315,29 @@ class ReferenceReplies(Strict):
     over_confirmation: str | None = Field(default=None, min_length=1, description=(
         "mutant-over-confirmation: asks to confirm an unambiguous revision instead of acting."))
 
+
+
+class Case(Strict):
+    """One line of a cases suite (seed 003): a single request and its checkable contract."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Unique in its suite.")
+    version: int = Field(ge=1, description="Bump when the case's meaning changes.")
+    title: str = ""
+    input: CaseInput
+    context: CaseContext = Field(default_factory=CaseContext)
+    expected: CaseExpected
+    tags: list[str] = Field(default_factory=list)
+    critical: bool = Field(default=False, description=(
+        "A critical case: a new failure of it blocks a release (the gate)."))
+    golden: list[GoldenAction] = Field(min_length=1, description=(
+        "The golden reference answer: tool calls, then one reply that passes every rule."))
+    mutation: MutationHints = Field(default_factory=MutationHints, description=(
+        "Defects for the mutant reference models (the case's one turn is turn 1)."))
+    catches: list[Catch] = Field(
+        default_factory=list, description="Which rule code must catch which mutant."
+    )
+
+    @field_validator("golden")
+    @classmethod
+    def _golden_ends_with_one_reply(cls, golden: list[GoldenAction]) -> list[GoldenAction]:
+        return ends_with_one_reply(golden)

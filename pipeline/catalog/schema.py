@@ -9,11 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.catalog.models import ReferenceReplies, Scenario, ToolCatalog
+from pipeline.catalog.models import Case, ReferenceReplies, Scenario, ToolCatalog
 from warehouse.atomic import write_text
 
 SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "scenario.schema.json": Scenario,
+    "case.schema.json": Case,
     "tools.schema.json": ToolCatalog,
     "reference_replies.schema.json": ReferenceReplies,
 }

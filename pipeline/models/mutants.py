@@ -15,7 +15,6 @@ from typing import Any
 Script = dict[str, Any]
 
 
-
 def _hints(script: Script, name: str) -> dict[str, Any] | None:
     hint: dict[str, Any] | None = (script.get("mutation") or {}).get(name)
     return hint
@@ -138,6 +137,17 @@ def false_claim(script: Script) -> Script:
     return out
 
 
+def wrong_answer(script: Script) -> Script:
+    """Answers a turn with the scenario's wrong actions (a reply, or calls and a reply, that
+    break the contract: a regression case's known defect)."""
+    hint = _hints(script, "wrong_answer")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    out["turns"][hint["turn"] - 1]["actions"] = copy.deepcopy(hint["actions"])
+    return out
+
+
 MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-stale-value": stale_value,
     "mutant-ignores-switch": ignores_switch,
@@ -146,4 +156,5 @@ MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-over-reset": over_reset,
     "mutant-over-confirmation": over_confirmation,
     "mutant-false-claim": false_claim,
+    "mutant-wrong-answer": wrong_answer,
 }

@@ -17,7 +17,8 @@ from pipeline.scoring.actions import (
     fresh_call_check,
     required_check,
 )
-from pipeline.scoring.journal import Journal
+from pipeline.scoring.cases import case_checks, reply_text
+from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
     language_check,
@@ -94,6 +95,8 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
                 if played.judges(r.turn, c := fresh_call_check(r, journal))]
     results += _turn_checks(journal, scenario, memory_mode, played)
     results.append(said_vs_done_check(journal, domain))
+    if scenario.case is not None and (journal.replies or not played.ended_early):
+        results += case_checks(journal, scenario.case)
     return results
 
 
@@ -114,7 +117,14 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if clarification is not None:
             results.append(clarification)
         results += phrase_checks(number, turn, reply)
-        language = language_check(number, turn, reply)
+        language = language_check(number, turn, _visible(reply, scenario))
         if language is not None:
             results.append(language)
     return results
+
+
+def _visible(reply: Reply | None, scenario: Scenario) -> Reply | None:
+    """A case's reply as its text rules read it (its JSON's strings): its language."""
+    if reply is None or scenario.case is None:
+        return reply
+    return reply._replace(text=reply_text(reply.text))

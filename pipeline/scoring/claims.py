@@ -124,6 +124,21 @@ def find_claims(text: str, patterns: Sequence[ClaimPatterns]) -> list[Claim]:
     return claims
 
 
+def asserts(text: str, term: str) -> bool:
+    """Whether ``text`` states ``term`` (casefolded) as a claim: some mention of it outside a
+    question, not negated and not conditional in its comma segment ("не отправлено", "если
+    отправлено", "отправлено?" state nothing)."""
+    pattern = re.compile(re.escape(term.casefold()))
+    for clause in split_clauses(text.casefold()):
+        if _is_question(clause):
+            continue
+        for match in pattern.finditer(clause):
+            claim = _classify(term, clause, match.start(), match.end())
+            if claim is not None and not claim.negated:
+                return True
+    return False
+
+
 def said_vs_done(replies: Iterable[tuple[int, int, str]], calls: Sequence[Call],
                  patterns: Sequence[ClaimPatterns]) -> list[Violation]:
     """Violations of the reply-vs-journal rules (module docstring); ``calls`` are accepted ones."""

@@ -92,8 +92,9 @@ def script_share(text: str, alphabet: str) -> float | None:
 
 def language_check(turn_no: int, turn: Turn, reply: Reply | None
                    ) -> CheckResult | None:
-    """The reply is written in the user's alphabet (a Russian user gets no English reply)."""
-    wanted = script_of(turn.user)
+    """The reply is written in the user's alphabet (a Russian user gets no English reply); the
+    user's alphabet is that of their prose (a case's interface context is a JSON block)."""
+    wanted = script_of(prose_of(turn.user))
     if wanted is None or reply is None:
         return None
     step, text = reply.step, reply.text

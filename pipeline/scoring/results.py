@@ -13,6 +13,7 @@ CheckKind = Literal[
     "forbidden_tool", "required_tool", "argument_constraint", "final_value", "fresh_call",
     "trajectory", "state_value", "summary_term", "said_vs_done", "clarification",
     "response_phrase", "reply_language", "agent_outcome",
+    "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -32,6 +33,7 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
     "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 3,
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
+    "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -41,6 +43,8 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "trajectory": "trajectory", "state": "state_value", "memory": "state_value",
     "summary": "summary_term", "said_vs_done": "said_vs_done", "clarification": "clarification",
     "response": "response_phrase", "reply_language": "reply_language", "outcome": "agent_outcome",
+    "decision_mismatch": "case_decision", "missing_required": "case_required_term",
+    "contains_forbidden": "case_forbidden_term", "schema": "case_schema",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 
