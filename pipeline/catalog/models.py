@@ -228,6 +228,7 @@ class Scenario(Strict):
     scenario_class: ScenarioClass = Field(alias="class")
     title: str = ""
     tags: list[str] = Field(default_factory=list)
+    critical: bool = False
     turns: list[Turn] = Field(min_length=1)
     expectations: Expectations = Field(default_factory=Expectations)
     turning_point: int | None = Field(
