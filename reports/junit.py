@@ -134,7 +134,8 @@ def run_junit(root: Path, run_id: str) -> ET.Element:
 def decision_junit(root: Path, decision: Decision) -> ET.Element:
     """The candidate's cells (with their transitions) and a testsuite for the gate's verdict."""
     document = ET.Element("testsuites", name="agentsweep")
-    extra: dict[tuple[str, ...], Mapping[str, str]] = {(t.scenario_id, t.candidate_model, t.prompt_id, t.memory_mode):
+    extra: dict[tuple[str, ...], Mapping[str, str]] = {
+        (t.scenario_id, t.candidate_model, t.prompt_id, t.memory_mode):
              {"transition": t.transition, "baseline": f"{t.baseline_k}/{t.n}",
               "critical": str(t.critical).lower()} for t in decision.transitions}
     cells_suite(document, root, decision.candidate, extra, {"baseline_run_id":

@@ -16,7 +16,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 4
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. Files of
-older versions are read on: their missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
+older versions are read on: their missing columns are null (the readers derive ``blocked`` from
+the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
