@@ -80,7 +80,7 @@ def test_the_bootstrap_matches_the_reference_on_shared_inputs() -> None:
     low, high = _reference(base, cand, 7, 5000, 0.9)
     assert (round(got.low, 3), round(got.high, 3)) == (round(low, 3), round(high, 3))
     assert got.low < got.estimate < got.high
-    assert got.estimate == pytest.approx(sum(c - b for b, c in zip(base, cand)) / 7)
+    assert got.estimate == pytest.approx(sum(c - b for b, c in zip(base, cand, strict=True)) / 7)
     again = paired_bootstrap(base, cand, seed=7, resamples=5000, confidence=0.9)
     assert (again.low, again.high) == (got.low, got.high)  # the seed fixes the interval
     wider = paired_bootstrap(base, cand, seed=7, resamples=5000, confidence=0.99)
