@@ -92,3 +92,33 @@ def test_every_cell_failing_is_counted(tmp_path: Path, passes: list[bool]) -> No
     write(root, "r", cell("r", "A", passes) + cell("r", "B", passes))
     (suite,) = _check_xunit2(write_junit(tmp_path / "r.xml", run_junit(root, "r")))
     assert suite.get("failures") == "2" and suite.get("tests") == "2"
+
+
+@pytest.mark.slow
+def test_run_and_gate_write_junit_as_a_user_runs_them(tmp_path: Path) -> None:
+    """`agentsweep run --junit` and `agentsweep gate --junit`, in fresh processes (reference
+    models: the mutant books despite the user's "stop" in F1)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import MEETING_SUITE
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    env["AGENTSWEEP_HOME"] = str(tmp_path / "home")
+    agentsweep = str(Path(sys.executable).parent / "agentsweep")
+    grid = ("--suite", str(MEETING_SUITE), "--scenario", "V1", "--scenario", "F1",
+            "--memory-mode", "chat", "--repeats", "2")
+    for run_id, model in (("j-a", "reference/golden"), ("j-b", "reference/mutant-ignores-switch")):
+        done = subprocess.run([agentsweep, "run", *grid, "--model", model, "--run-id", run_id,
+                               "--junit", str(tmp_path / f"{run_id}.xml")], env=env,
+                              capture_output=True, text=True, timeout=400, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (suite,) = _check_xunit2(tmp_path / "j-b.xml")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    gate = subprocess.run([agentsweep, "gate", "j-b", "--baseline", "j-a", "--junit",
+                           str(tmp_path / "gate.xml")], env=env, capture_output=True, text=True,
+                          timeout=200, check=False)
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    cells, verdict = _check_xunit2(tmp_path / "gate.xml")
+    assert cells.get("tests") == "2" and verdict.get("failures") == "1"
