@@ -72,3 +72,15 @@ def cand_run(root: Path, run_id: str = "cand", *, crit_fixed: bool = False) -> N
               *cell(run_id, "SAME", ALL)]
     checks = [failed_check(t, "decision_mismatch") for t in trials if t["passed"] is False]
     write(root, run_id, trials, checks)
+
+
+def run_row(run_id: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A ``runs`` row whose recorded config (config_json) is ``config``."""
+    import json
+
+    fill = {pa.types.is_string: "x", pa.types.is_integer: 0, pa.types.is_floating: 0.0,
+            pa.types.is_boolean: False, pa.types.is_timestamp: T0, pa.types.is_list: []}
+    row = {c.name: next(v for test, v in fill.items() if test(c.type))
+           for c in TABLES["runs"].columns if not c.nullable}
+    row.update(run_id=run_id, config_json=json.dumps(config), finished_at=T0)
+    return row

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, trial, write
+from gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
 from typer.testing import CliRunner
 
 from reports.decision import decide
 from reports.gate import Thresholds
 from warehouse.frames import frame_named
 from warehouse.query import run_sql
+from warehouse.writer import WarehouseWriter
 
 GATE_YAML = "overall_pass_rate: 0.7\nmax_latency_regression_percent: 50\nmax_cost_usd: 1.0\n" \
             "critical: [CRIT]\n"
@@ -152,3 +153,42 @@ def test_bad_input_is_a_clear_error_and_exit_2(case: str, home: Path, tmp_path: 
     code, out, err = _cli(*args)
     assert code == 2, out + err
     assert expected in err.replace("\n", "")
+
+
+def test_critical_comes_from_the_scenarios_of_the_runs_suites(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``"critical": true`` on a scenario of a suite the runs ran marks it (no gate config)."""
+    from conftest import MEETING_SUITE
+
+    from pipeline import decide_command
+
+    lines = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()
+             if line.strip() and not line.startswith("//")]
+    for scenario in lines:
+        scenario["critical"] = scenario["id"] == "F1"
+    suite = tmp_path / "gate_suite.jsonl"
+    suite.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in lines), "utf-8")
+    monkeypatch.setattr(decide_command, "known_suites", lambda: {"gate_suite": suite})
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "F1", ALL) + cell("b", "V1", ALL))
+    write(root, "c", cell("c", "F1", [False] * 3) + cell("c", "V1", [False] * 3))
+    assert decide_command.critical_scenarios(root, "b", "c") == frozenset({"F1"})
+    decision = decide_command.make_decision(root, decide_command.DecideOptions("b", "c"))
+    assert [r for r in decision.gate.reasons if "critical" in r] == [
+        "new critical regression: F1/m/a/default/chat 3/3 -> 0/3 (new_failure)"]
+
+
+def test_thresholds_come_from_the_recorded_config_unless_the_gate_file_sets_them(
+        home: Path, tmp_path: Path) -> None:
+    write_run = run_row("cand", {"repeats": 3, "thresholds": {"overall_pass_rate": 0.99,
+                                                              "max_cost_usd": 0.001}})
+    WarehouseWriter(home / "warehouse", "cand").write_batch({"runs": [write_run]})
+    code, out, _ = _cli("gate", "cand", "--baseline", "base")
+    assert code == 1
+    assert "overall pass rate 12/18 = 0.667 is below 0.99" in out
+    assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out
+    lenient = tmp_path / "lenient.yaml"
+    lenient.write_text("overall_pass_rate: 0.5\n", "utf-8")
+    code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", str(lenient))
+    assert "overall pass rate" not in out.split("note:")[0]  # the file's 0.5 wins
+    assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out  # the run's limit stays
