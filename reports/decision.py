@@ -23,7 +23,7 @@ from reports.bootstrap import (
 )
 from reports.expectations import ExpectationChange, Review, expectation_changes, stale_reviews
 from reports.gate import GateInput, GateResult, Thresholds, decide_gate
-from reports.paired import SUFFIX, PairedRuns, pair_runs
+from reports.paired import SUFFIX, PairedRuns, only_in, pair_runs
 from reports.transitions import CellTransition, transitions
 from reports.usage import UsageDelta, usage_deltas
 from warehouse.query import run_named
@@ -102,9 +102,10 @@ def decide(root: Path, baseline: str, candidate: str, *, critical: frozenset[str
     base_rates, cand_rates = scenario_rates(paired)
     interval = (paired_bootstrap(base_rates, cand_rates, options.seed, options.resamples,
                                  options.confidence) if base_rates else None)
+    dropped, added = only_in(paired)
     gate = decide_gate(GateInput(paired.cand, critical, cells, changes,
-                                 stale_reviews(changes, reviews), deltas, interval),
-                       thresholds or Thresholds())
+                                 stale_reviews(changes, reviews), deltas, interval, dropped,
+                                 added), thresholds or Thresholds())
     return Decision(uuid.uuid4().hex, datetime.now(UTC), paired, cells, changes, deltas,
                     interval, gate, options)
 

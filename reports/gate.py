@@ -55,6 +55,10 @@ class GateInput:
     stale_reviews: Sequence[Review]
     deltas: Sequence[UsageDelta]
     interval: Interval | None
+    dropped: Sequence[str] = ()
+    """Scenario ids the baseline ran and the candidate did not."""
+    added: Sequence[str] = ()
+    """Scenario ids only the candidate ran (nothing to compare them with)."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +100,18 @@ def _scenarios(trials: pl.DataFrame) -> str:
     return ", ".join(sorted(set(trials["scenario_id"].to_list())))
 
 
-def regression_reasons(gate: GateInput) -> list[str]:
+def regression_reasons(gate: GateInput, notes: list[str]) -> list[str]:
     critical = [t for t in gate.transitions if t.critical and t.regressed]
-    return [f"new critical regression: {t.cell} {t.label} ({t.transition})" for t in critical]
+    reasons = [f"new critical regression: {t.cell} {t.label} ({t.transition})"
+               for t in critical]
+    reasons += [f"critical scenario {s} is not in the candidate run" for s in gate.dropped
+                if s in gate.critical]
+    others = [s for s in gate.dropped if s not in gate.critical]
+    if others:
+        notes.append(f"not in the candidate run: {', '.join(others)}")
+    if gate.added:
+        notes.append(f"only in the candidate run (not compared): {', '.join(gate.added)}")
+    return reasons
 
 
 def rate_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
@@ -174,7 +187,7 @@ def decide_gate(gate: GateInput, limits: Thresholds) -> GateResult:
     """The verdict with every reason that applies."""
     notes: list[str] = []
     integrity = integrity_reasons(gate.candidate)
-    reasons = [*integrity, *regression_reasons(gate), *rate_reasons(gate, limits, notes),
+    reasons = [*integrity, *regression_reasons(gate, notes), *rate_reasons(gate, limits, notes),
                *usage_reasons(gate, limits, notes), *review_reasons(gate, notes),
                *interval_reasons(gate, limits, notes)]
     incomplete = gate.candidate.filter(pl.col("status") == "incomplete").height > 0

@@ -72,6 +72,24 @@ def pair_runs(root: Path, baseline: str, candidate: str) -> PairedRuns:
     return PairedRuns(baseline, candidate, base, cand, *_join(base, cand))
 
 
+def _refuse_ambiguous_keys(frame: pl.DataFrame, key: list[str]) -> None:
+    """Two trials of one run on one pairing key (two grids of the same model with different
+    parameters, or one scenario id in two suites) cannot be paired with anything."""
+    repeated = frame.group_by(key).len().filter(pl.col("len") > 1)
+    if not repeated.is_empty():
+        first = repeated.row(0, named=True)
+        raise ComparisonInputError(
+            f"run {frame['run_id'][0]!r} has {first['len']} trials on one pairing key "
+            f"({', '.join(f'{k}={first[k]}' for k in key)}): compare runs of one grid per model")
+
+
+def only_in(paired: PairedRuns) -> tuple[list[str], list[str]]:
+    """Scenario ids only the baseline ran, and only the candidate ran."""
+    base = set(paired.base["scenario_id"].to_list())
+    cand = set(paired.cand["scenario_id"].to_list())
+    return sorted(base - cand), sorted(cand - base)
+
+
 def _join(base: pl.DataFrame, cand: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
     base_models = set(base["model"].to_list())
     cand_models = set(cand["model"].to_list())
@@ -82,6 +100,8 @@ def _join(base: pl.DataFrame, cand: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
             f"{sorted(cand_models)}): compare runs of the same models, or one model each "
             "(a model swap)")
     key = [*CELL, "repeat", *(["model"] if by_model else [])]
+    for frame in (base, cand):
+        _refuse_ambiguous_keys(frame, key)
     pairs = base.join(cand, on=key, how="inner", suffix=SUFFIX)
     if pairs.is_empty():
         shared = set(base["scenario_id"].to_list()) & set(cand["scenario_id"].to_list())

@@ -192,3 +192,22 @@ def test_thresholds_come_from_the_recorded_config_unless_the_gate_file_sets_them
     code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", str(lenient))
     assert "overall pass rate" not in out.split("note:")[0]  # the file's 0.5 wins
     assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out  # the run's limit stays
+
+
+def test_a_dropped_critical_scenario_blocks_and_two_grids_of_one_model_are_refused(
+        tmp_path: Path) -> None:
+    from reports.paired import ComparisonInputError
+
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "S", ALL) + cell("b", "K", ALL) + cell("b", "Q", ALL))
+    write(root, "c", cell("c", "S", ALL) + cell("c", "NEWONE", ALL))
+    decision = decide(root, "b", "c", critical=frozenset({"K"}))
+    assert "critical scenario K is not in the candidate run" in decision.gate.reasons
+    assert "not in the candidate run: Q" in decision.gate.notes
+    assert "only in the candidate run (not compared): NEWONE" in decision.gate.notes
+    twice = [*cell("d", "S", ALL), *[dict(t, trial_id=t["trial_id"] + "-t1",
+                                          attempt_id=t["attempt_id"] + "-t1")
+                                     for t in cell("d", "S", ALL)]]
+    write(root, "d", twice)
+    with pytest.raises(ComparisonInputError, match="2 trials on one pairing key"):
+        decide(root, "b", "d")
