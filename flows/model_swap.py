@@ -82,11 +82,12 @@ def load_swap_task(spec_path: str) -> tuple[SweepConfig, SweepConfig]:
 
 
 @task(name="decide", cache_policy=NO_CACHE)
-def decide_task(warehouse: Path, baseline: str, candidate: str, gate_config: str | None,
+def decide_task(config: SweepConfig, baseline: str, candidate: str, gate_config: str | None,
                 review: str | None) -> tuple[dict[str, object], Path]:
     """Compare + bootstrap + gate; the decision record stored and written as JSON."""
+    warehouse = config.warehouse
     options = DecideOptions(baseline, candidate, Path(gate_config) if gate_config else None,
-                            Path(review) if review else None)
+                            Path(review) if review else None, catalogs=tuple(config.catalogs))
     decision = make_decision(warehouse, options)
     store_decision(warehouse, decision)
     data = decision_json(decision)
@@ -102,7 +103,7 @@ def model_swap(spec_path: str, gate_config: str | None = None,
     config_a, config_b = load_swap_task(spec_path)
     sweep_a = sweep_flow(config_a)
     sweep_b = sweep_flow(config_b)
-    decision, record = decide_task(config_a.warehouse, config_a.run_id, config_b.run_id,
+    decision, record = decide_task(config_a, config_a.run_id, config_b.run_id,
                                    gate_config, review)
     return SwapOutcome(config_a.run_id, config_b.run_id, (sweep_a, sweep_b), decision, record)
 

@@ -100,6 +100,9 @@ def compare(
         "--config", help="Gate config (YAML) for the verdict shown.")] = None,
     review: Annotated[Path | None, typer.Option(
         "--review", help="Review file acknowledging expectation changes.")] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A catalog root holding the runs' suites (for their critical "
+        "marks); repeatable.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
     confidence: Annotated[float, typer.Option(
@@ -111,7 +114,7 @@ def compare(
 
     fmt = _decide_format(output_format)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
-                            confidence, fmt, fail_on_new_regression)
+                            confidence, fmt, fail_on_new_regression, tuple(catalog or []))
     code = compare_main(hygiene.warehouse_root(), options, console, err_console)
     if code:
         raise typer.Exit(code)
@@ -128,6 +131,9 @@ def gate(
         "--review", help="Review file acknowledging expectation changes.")] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
     output_format: Annotated[str, typer.Option("--format", help="table or json")] = "table",
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A catalog root holding the runs' suites (for their critical "
+        "marks); repeatable.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
     confidence: Annotated[float, typer.Option(
@@ -139,7 +145,7 @@ def gate(
 
     fmt = _decide_format(output_format)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
-                            confidence, fmt)
+                            confidence, fmt, catalogs=tuple(catalog or []))
     code = gate_main(hygiene.warehouse_root(), options, console, err_console)
     if code:
         raise typer.Exit(code)

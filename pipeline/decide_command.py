@@ -15,7 +15,7 @@ from typing import Literal
 
 from rich.console import Console
 
-from pipeline.catalog import CatalogError, known_suites, load_suite
+from pipeline.catalog import CatalogError, known_suites, load_suite, set_extra_roots
 from pipeline.decision_files import (
     load_gate_config,
     load_reviews,
@@ -52,35 +52,45 @@ class DecideOptions:
     confidence: float = DEFAULT_CONFIDENCE
     output_format: OutputFormat = "table"
     fail_on_new_regression: bool = False
+    catalogs: tuple[Path, ...] = ()
+    """Catalog roots searched (before the bundled one) for the runs' suites."""
 
 
-def critical_scenarios(root: Path, baseline: str, candidate: str) -> frozenset[str]:
+def critical_scenarios(root: Path, baseline: str, candidate: str
+                       ) -> tuple[frozenset[str], list[str]]:
     """Scenario ids marked ``"critical": true`` in the suites the two runs ran (looked up in the
-    catalogs by suite id; a suite no catalog holds any more marks nothing)."""
+    catalogs by suite id), and a note for each suite no catalog root holds (its marks unknown:
+    name its root with --catalog, or the scenarios with ``critical:`` in the gate config)."""
     suites = [str(r[0]) for r in run_named(root, "run_suites",
                                            {"baseline": baseline, "candidate": candidate}).rows]
     known = known_suites()
     found: set[str] = set()
+    notes = []
     for suite_id in suites:
-        if suite_id in known:
-            found |= {s.scenario.id for s in load_suite(known[suite_id]).scenarios
-                      if s.scenario.critical}
-    return frozenset(found)
+        if suite_id not in known:
+            notes.append(f"suite {suite_id} is in no catalog root: its critical marks are "
+                         "unknown (--catalog DIR, or critical: [...] in the gate config)")
+            continue
+        found |= {s.scenario.id for s in load_suite(known[suite_id]).scenarios
+                  if s.scenario.critical}
+    return frozenset(found), notes
 
 
 def make_decision(root: Path, options: DecideOptions) -> Decision:
     """The decision; CatalogError / ComparisonInputError / WarehouseError for bad input."""
     for run_id in (options.baseline, options.candidate):
         validate_run_id(run_id)
+    set_extra_roots(list(options.catalogs))
     file = load_gate_config(options.config) if options.config else None
     reviews = load_reviews(options.review) if options.review else []
     recorded = recorded_gate_config(recorded_thresholds(root, options.candidate),
                                     options.candidate)
-    critical = critical_scenarios(root, options.baseline, options.candidate)
-    critical |= frozenset(file.critical if file else [])
-    return decide(root, options.baseline, options.candidate, critical=critical,
+    critical, notes = critical_scenarios(root, options.baseline, options.candidate)
+    named = frozenset(file.critical if file else [])
+    return decide(root, options.baseline, options.candidate, critical=critical | named,
                   reviews=reviews, thresholds=thresholds(recorded, file),
-                  options=BootstrapOptions(options.seed, options.resamples, options.confidence))
+                  options=BootstrapOptions(options.seed, options.resamples, options.confidence),
+                  notes=notes)
 
 
 def _print_table(console: Console, decision: Decision) -> None:

@@ -92,8 +92,9 @@ def scenario_rates(paired: PairedRuns) -> tuple[list[float], list[float]]:
 
 def decide(root: Path, baseline: str, candidate: str, *, critical: frozenset[str] = frozenset(),
            reviews: Sequence[Review] = (), thresholds: Thresholds | None = None,
-           options: BootstrapOptions | None = None) -> Decision:
-    """Everything ``agentsweep compare`` prints and ``agentsweep gate`` decides on."""
+           options: BootstrapOptions | None = None, notes: Sequence[str] = ()) -> Decision:
+    """Everything ``agentsweep compare`` prints and ``agentsweep gate`` decides on (``notes``:
+    the caller's, added to the gate's)."""
     options = options or BootstrapOptions()
     paired = pair_runs(root, baseline, candidate)
     cells = transitions(paired, critical)
@@ -106,6 +107,7 @@ def decide(root: Path, baseline: str, candidate: str, *, critical: frozenset[str
     gate = decide_gate(GateInput(paired.cand, critical, cells, changes,
                                  stale_reviews(changes, reviews), deltas, interval, dropped,
                                  added), thresholds or Thresholds())
+    gate.notes.extend(notes)
     return Decision(uuid.uuid4().hex, datetime.now(UTC), paired, cells, changes, deltas,
                     interval, gate, options)
 

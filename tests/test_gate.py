@@ -172,7 +172,7 @@ def test_critical_comes_from_the_scenarios_of_the_runs_suites(
     root = tmp_path / "warehouse"
     write(root, "b", cell("b", "F1", ALL) + cell("b", "V1", ALL))
     write(root, "c", cell("c", "F1", [False] * 3) + cell("c", "V1", [False] * 3))
-    assert decide_command.critical_scenarios(root, "b", "c") == frozenset({"F1"})
+    assert decide_command.critical_scenarios(root, "b", "c") == (frozenset({"F1"}), [])
     decision = decide_command.make_decision(root, decide_command.DecideOptions("b", "c"))
     assert [r for r in decision.gate.reasons if "critical" in r] == [
         "new critical regression: F1/m/a/default/chat 3/3 -> 0/3 (new_failure)"]
