@@ -106,6 +106,9 @@ def regression_reasons(gate: GateInput, notes: list[str]) -> list[str]:
                for t in critical]
     reasons += [f"critical scenario {s} is not in the candidate run" for s in gate.dropped
                 if s in gate.critical]
+    minor = [f"{t.cell} {t.label}" for t in gate.transitions if t.regressed and not t.critical]
+    if minor:
+        notes.append(f"regressions in non-critical scenarios (not blocking): {'; '.join(minor)}")
     others = [s for s in gate.dropped if s not in gate.critical]
     if others:
         notes.append(f"not in the candidate run: {', '.join(others)}")

@@ -74,6 +74,8 @@ def test_the_gate_blocks_with_every_reason_then_admits(home: Path, tmp_path: Pat
                    "expectation change not reviewed: EDIT"):
         assert reason in out, reason
     assert "STAB" not in out.split("gate:")[1].split("note:")[0]  # not critical: no reason
+    assert "regressions in non-critical scenarios (not blocking): STAB/m/a/default/chat " \
+           "3/3 -> 1/3" in out
     cand_run(home / "warehouse", "cand2", crit_fixed=True)
     review = str(_review(tmp_path / "review.yaml"))
     code, out, _ = _cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml)
