@@ -20,7 +20,7 @@ import polars as pl
 from reports.bootstrap import Interval
 from reports.expectations import ExpectationChange, Review
 from reports.transitions import CellTransition
-from reports.usage import UsageDelta
+from reports.usage import Figure, UsageDelta
 from warehouse.schema import Verdict
 
 UnknownPolicy = Literal["block", "pass"]
@@ -134,7 +134,7 @@ def rate_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[
     return reasons
 
 
-def _delta(gate: GateInput, figure: str) -> UsageDelta:
+def _delta(gate: GateInput, figure: Figure) -> UsageDelta:
     return next(d for d in gate.deltas if d.figure == figure)
 
 

@@ -5,16 +5,15 @@ unknown (null), and a delta with an unknown side is unknown; never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import polars as pl
 
 from reports.paired import SUFFIX, PairedRuns
 
-Figure = str
-FIGURES: tuple[Figure, ...] = (
-    "cost_usd_per_trial", "input_tokens_per_trial", "output_tokens_per_trial",
-    "latency_ms_p50", "latency_ms_p95", "tool_calls_per_trial",
-)
+Figure = Literal["cost_usd_per_trial", "input_tokens_per_trial", "output_tokens_per_trial",
+                 "latency_ms_p50", "latency_ms_p95", "tool_calls_per_trial"]
+FIGURES: tuple[Figure, ...] = get_args(Figure)
 
 
 @dataclass(frozen=True)
