@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -72,6 +72,9 @@ def run(
         "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
     append: Annotated[bool, typer.Option(
         "--append", help="Add this grid to an existing --run-id (another grid).")] = False,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="Write the run's JUnit XML here (one testcase per scenario x model x "
+        "prompt x memory mode).")] = None,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.run_command import RunOptions, Terminal, main
@@ -81,10 +84,82 @@ def run(
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
-        append=append)
+        append=append, junit=junit)
     code = main(options, Terminal(console, err_console))
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def compare(
+    baseline: Annotated[str, typer.Argument(help="The baseline run id.")],
+    candidate: Annotated[str, typer.Argument(help="The candidate run id.")],
+    output_format: Annotated[str, typer.Option("--format", help="table or json")] = "table",
+    fail_on_new_regression: Annotated[bool, typer.Option(
+        "--fail-on-new-regression", help="Exit 1 when a cell regressed (new_failure or "
+        "stability_regression).")] = False,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Gate config (YAML) for the verdict shown.")] = None,
+    review: Annotated[Path | None, typer.Option(
+        "--review", help="Review file acknowledging expectation changes.")] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A catalog root holding the runs' suites (for their critical "
+        "marks); repeatable.")] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
+    confidence: Annotated[float, typer.Option(
+        min=0.5, max=0.999, help="Two-sided confidence of the interval.")] = 0.9,
+) -> None:
+    """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
+    the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
+    from pipeline.decide_command import DecideOptions, compare_main
+
+    fmt = _decide_format(output_format)
+    options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
+                            confidence, fmt, fail_on_new_regression, tuple(catalog or []))
+    code = compare_main(hygiene.warehouse_root(), options, console, err_console)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def gate(
+    candidate: Annotated[str, typer.Argument(help="The candidate run id.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="The baseline run id.")],
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Gate config (YAML): thresholds; the candidate run's recorded "
+        "thresholds apply where it sets none.")] = None,
+    review: Annotated[Path | None, typer.Option(
+        "--review", help="Review file acknowledging expectation changes.")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    output_format: Annotated[str, typer.Option("--format", help="table or json")] = "table",
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A catalog root holding the runs' suites (for their critical "
+        "marks); repeatable.")] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
+    confidence: Annotated[float, typer.Option(
+        min=0.5, max=0.999, help="Two-sided confidence of the interval.")] = 0.9,
+) -> None:
+    """The admission rule: exit 0 admit, 1 block, 2 bad input, 3 incomplete; every reason
+    that applies is listed."""
+    from pipeline.decide_command import DecideOptions, gate_main
+
+    fmt = _decide_format(output_format)
+    options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
+                            confidence, fmt, catalogs=tuple(catalog or []))
+    code = gate_main(hygiene.warehouse_root(), options, console, err_console)
+    if code:
+        raise typer.Exit(code)
+
+
+def _decide_format(output_format: str) -> Literal["table", "json"]:
+    if output_format == "json":
+        return "json"
+    if output_format != "table":
+        _fail(f"--format: expected table or json, got {output_format!r}")
+    return "table"
 
 
 @app.command()

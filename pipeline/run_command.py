@@ -55,6 +55,8 @@ class RunOptions:
     timeout_s: float | None = None
     spec: Path | None = None
     append: bool = False
+    junit: Path | None = None
+    """Write the run's JUnit XML here when the sweep ends (whatever its exit code)."""
 
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
@@ -400,6 +402,14 @@ def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal
         raise BadInput(str(exc)) from None
 
 
+def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal) -> None:
+    """The run's JUnit XML: one testcase per scenario x model x prompt x memory mode."""
+    from reports.junit import run_junit, write_junit
+
+    write_junit(path, run_junit(warehouse, run_id))
+    terminal.out.print(f"JUnit XML: {path}", markup=False)
+
+
 def main(options: RunOptions, terminal: Terminal) -> int:
     from pipeline.runlock import RunLocked, run_lock
 
@@ -410,7 +420,10 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         routes = check(config, options.append)
         with run_lock(config.run_id):
             refuse_existing(config, options.append)  # again: another driver may just have run it
-            return execute(config, routes, terminal)
+            code = execute(config, routes, terminal)
+        if options.junit is not None:
+            write_run_junit(config.warehouse, config.run_id, options.junit, terminal)
+        return code
     except RunLocked as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -100,8 +100,9 @@ def _record_lines(path: str, node: yaml.Node, loc: Location, lines: dict[Locatio
             _record_lines(path, item, loc + (index,), lines)
 
 
-def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
-    """Parse and validate a spec file; also returns the line of every key."""
+def read_yaml_mapping(path: Path, what: str) -> tuple[dict[str, Any], dict[Location, int]]:
+    """A YAML file that must be a mapping, and the line of every key; CatalogError (with the
+    line) when it is missing, not YAML or not a mapping. ``what`` names it in the error."""
     where = str(path)
     try:
         text = path.read_text("utf-8")
@@ -123,14 +124,29 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
         loader.dispose()
     if not isinstance(data, dict):
         raise CatalogError(where, lines.get((), 1), "-",
-                           f"a sweep spec is a mapping of keys, got {type(data).__name__}")
+                           f"{what} is a mapping of keys, got {type(data).__name__}")
+    return data, lines
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_located(model: type[M], data: Any, path: Path, lines: Mapping[Location, int]
+                     ) -> M:
+    """``model`` validated from ``data``; the first error as ``path:line: field: message``."""
     try:
-        return SweepSpec.model_validate(data), lines
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         loc: Location = tuple(first["loc"])
-        raise CatalogError(where, line_of(loc, lines), format_location(list(loc)),
+        raise CatalogError(str(path), line_of(loc, lines), format_location(list(loc)),
                            _message(str(first["msg"]))) from None
+
+
+def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
+    """Parse and validate a spec file; also returns the line of every key."""
+    data, lines = read_yaml_mapping(path, "a sweep spec")
+    return validate_located(SweepSpec, data, path, lines), lines
 
 
 def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None

@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from pipeline.trace import EVENT_COLUMNS, EVENT_TYPES
-from warehouse.rows import AttemptRow, CheckRow, RunRow, TrialRow
+from warehouse.rows import AttemptRow, CheckRow, ComparisonRow, RunRow, TrialRow
 from warehouse.schema import EVENT_KINDS, TABLES, TRIAL_STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,7 +97,8 @@ def _columns(table: str) -> list[str]:
 
 
 def test_typed_rows_have_exactly_their_tables_columns() -> None:
-    rows = ((TrialRow, "trials"), (CheckRow, "checks"), (AttemptRow, "attempts"), (RunRow, "runs"))
+    rows = ((TrialRow, "trials"), (CheckRow, "checks"), (AttemptRow, "attempts"), (RunRow, "runs"),
+            (ComparisonRow, "comparisons"))
     for row, table in rows:
         assert sorted(f.name for f in fields(row)) == sorted(_columns(table)), table
 

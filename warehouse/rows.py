@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from warehouse.schema import AttemptOutcome, TrialStatus
+from warehouse.schema import AttemptOutcome, TransitionClass, TrialStatus, Verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,3 +131,36 @@ class AttemptRow(TrialKey):
     started_at: datetime
     finished_at: datetime
     retry_delay_s: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparisonRow(_Row):
+    """A row of ``comparisons``: one paired cell of a comparison, with its decision."""
+
+    run_id: str
+    comparison_id: str
+    baseline_run_id: str
+    compared_at: datetime
+    scenario_id: str
+    prompt_id: str
+    memory_mode: str
+    baseline_model: str
+    candidate_model: str
+    critical: bool
+    baseline_k: int
+    baseline_n: int
+    candidate_k: int
+    candidate_n: int
+    transition: TransitionClass
+    baseline_sha256: str
+    candidate_sha256: str
+    expectation_changed: bool
+    reviewed: bool | None
+    verdict: Verdict
+    reasons: list[str]
+    pass_rate_delta: float | None
+    interval_low: float | None
+    interval_high: float | None
+    confidence: float
+    resamples: int
+    seed: int

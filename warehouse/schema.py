@@ -13,10 +13,11 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
-checks.check_version, runs.config_json. v3: events.blocked. Files of older versions are read on:
-their missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
+checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. Files of
+older versions are read on: their missing columns are null (the readers derive ``blocked`` from
+the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
@@ -250,7 +251,58 @@ ATTEMPTS = Table(
     ),
 )
 
-TABLES: dict[str, Table] = {t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS)}
+TransitionClass = Literal[
+    "new_failure", "stability_regression", "fixed", "flaky", "unchanged", "unpaired"
+]
+"""Closed set of baseline -> candidate transitions of one cell (k/n over paired repeats):
+new_failure n/n -> 0/n; stability_regression n/n -> some but not all; fixed anything but n/n ->
+n/n; unchanged n/n -> n/n or 0/n -> 0/n; flaky every other case (a partial rate on a side);
+unpaired no repeat with a final outcome in both runs."""
+TRANSITION_CLASSES: tuple[TransitionClass, ...] = get_args(TransitionClass)
+Verdict = Literal["admit", "block", "incomplete"]
+"""Closed set of gate verdicts (exit codes 0, 1, 3)."""
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+
+COMPARISONS = Table(
+    "comparisons",
+    "One row per paired cell of a baseline vs candidate comparison (run_id is the candidate), "
+    "with the comparison's verdict and interval repeated on each row (the decision record).",
+    (
+        *_KEY,
+        _c("comparison_id", pa.string(), "Unique id of this comparison."),
+        _c("baseline_run_id", pa.string(), "The baseline run."),
+        _c("compared_at", _TS, "When the comparison was made."),
+        _c("scenario_id", pa.string(), "Scenario id (pairing key)."),
+        _c("prompt_id", pa.string(), "Prompt id (pairing key)."),
+        _c("memory_mode", pa.string(), "Memory mode (pairing key)."),
+        _c("baseline_model", pa.string(), "Model of the cell in the baseline run."),
+        _c("candidate_model", pa.string(), "Model of the cell in the candidate run."),
+        _c("critical", pa.bool_(), "The scenario is marked critical."),
+        _c("baseline_k", pa.int32(), "Passed paired repeats in the baseline."),
+        _c("baseline_n", pa.int32(), "Paired repeats with a final outcome in both runs."),
+        _c("candidate_k", pa.int32(), "Passed paired repeats in the candidate."),
+        _c("candidate_n", pa.int32(), "Same as baseline_n (paired)."),
+        _c("transition", pa.string(), " / ".join(TRANSITION_CLASSES) + "."),
+        _c("baseline_sha256", pa.string(), "Scenario content hash in the baseline."),
+        _c("candidate_sha256", pa.string(), "Scenario content hash in the candidate."),
+        _c("expectation_changed", pa.bool_(), "The hashes differ: needs a review."),
+        _c("reviewed", pa.bool_(), "A review file acknowledged the change (null if unchanged).",
+           nullable=True),
+        _c("verdict", pa.string(), "The gate's verdict: " + " / ".join(VERDICTS) + "."),
+        _c("reasons", pa.list_(pa.string()), "Every reason the gate blocked (empty: admit)."),
+        _c("pass_rate_delta", pa.float64(), "Candidate minus baseline pass rate over paired "
+           "trials, mean over scenarios."),
+        _c("interval_low", pa.float64(), "Paired bootstrap percentile interval, low end."),
+        _c("interval_high", pa.float64(), "Paired bootstrap percentile interval, high end."),
+        _c("confidence", pa.float64(), "Two-sided confidence of the interval."),
+        _c("resamples", pa.int32(), "Bootstrap resamples."),
+        _c("seed", pa.int64(), "Bootstrap seed."),
+    ),
+)
+
+TABLES: dict[str, Table] = {
+    t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS)
+}
 
 
 def describe() -> dict[str, Any]:

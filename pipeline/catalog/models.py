@@ -251,6 +251,8 @@ class Scenario(Strict):
     scenario_class: ScenarioClass = Field(alias="class")
     title: str = ""
     tags: list[str] = Field(default_factory=list)
+    critical: bool = Field(default=False, description=(
+        "A release-critical scenario: a new regression in it blocks the gate."))
     turns: list[Turn] = Field(min_length=1)
     case: SkipJsonSchema[CaseRules | None] = Field(default=None, exclude=True)
     """The regression case this scenario was built from (a cases suite; never written in a
@@ -263,7 +265,6 @@ class Scenario(Strict):
     catches: list[Catch] = Field(
         default_factory=list, description="Which check must catch which mutant."
     )
-    critical: bool = False
 
     @model_validator(mode="after")
     def _turns_in_range(self) -> Scenario:

@@ -32,3 +32,7 @@ QUALIFY row_number() OVER (
 -- attempt is the one whose attempt_id the `trials` view holds.
 CREATE OR REPLACE VIEW attempts AS
 SELECT * FROM attempts_all;
+
+-- Baseline vs candidate comparisons (one row per paired cell; run_id is the candidate).
+CREATE OR REPLACE VIEW comparisons AS
+SELECT * FROM comparisons_all;

@@ -1,0 +1,198 @@
+"""The admission gate (seeds 003 + 004): may the candidate ship?
+
+admit = no new regression in a critical scenario AND overall (and critical) pass rate >= their
+thresholds AND cost and latency within their limits AND every expectation change reviewed;
+and, whatever the interval says, any ``incomplete`` trial, any state violation (``score_state``
+= 0) or contract violation (a vetoed forbidden call, or an ``agent_error`` reply that broke its
+format) in the candidate blocks. Every reason that applies is listed, never just the first.
+Unknown cost or latency under a limit is a reason (or, when the thresholds say so, an explicit
+pass written in the notes), never a silent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+from reports.bootstrap import Interval
+from reports.expectations import ExpectationChange, Review
+from reports.transitions import CellTransition
+from reports.usage import Figure, UsageDelta
+from warehouse.schema import Verdict
+
+UnknownPolicy = Literal["block", "pass"]
+EXIT_CODES: dict[Verdict, int] = {"admit": 0, "block": 1, "incomplete": 3}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The gate's limits; None = not set (the verdict's notes say so)."""
+
+    overall_pass_rate: float | None = None
+    critical_pass_rate: float | None = None
+    max_latency_regression_percent: float | None = None
+    """Candidate p95 trial latency over the baseline's, in percent."""
+    max_cost_usd: float | None = None
+    """Total reported cost of the candidate's final trials."""
+    max_cost_regression_percent: float | None = None
+    """Candidate cost per trial over the baseline's, in percent."""
+    max_pass_rate_drop: float | None = None
+    """Block when the bootstrap interval's low end is below -this (a fraction, 0.05 = 5 pp)."""
+    unknown_cost: UnknownPolicy = "block"
+    unknown_latency: UnknownPolicy = "block"
+
+
+@dataclass(frozen=True)
+class GateInput:
+    candidate: pl.DataFrame
+    """Every trial row of the candidate run (paired_trials.sql columns)."""
+    critical: frozenset[str]
+    transitions: Sequence[CellTransition]
+    changes: Sequence[ExpectationChange]
+    stale_reviews: Sequence[Review]
+    deltas: Sequence[UsageDelta]
+    interval: Interval | None
+    dropped: Sequence[str] = ()
+    """Scenario ids the baseline ran and the candidate did not."""
+    added: Sequence[str] = ()
+    """Scenario ids only the candidate ran (nothing to compare them with)."""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    verdict: Verdict
+    reasons: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
+def _rate(trials: pl.DataFrame) -> tuple[int, int]:
+    final = trials.filter(pl.col("status") != "incomplete")
+    return int(final["passed"].fill_null(False).sum()), final.height
+
+
+def integrity_reasons(candidate: pl.DataFrame) -> list[str]:
+    """Incomplete trials, state violations, contract violations: these block regardless."""
+    reasons = []
+    incomplete = candidate.filter(pl.col("status") == "incomplete")
+    if incomplete.height:
+        reasons.append(f"incomplete run: {incomplete.height} trial(s) have no final outcome "
+                       "(infrastructure); resume the run")
+    state = candidate.filter(pl.col("score_state") == 0)
+    if state.height:
+        reasons.append(f"state violation in {state.height} trial(s): "
+                       + _scenarios(state))
+    contract = candidate.filter(pl.col("vetoed").fill_null(False)
+                                | (pl.col("status") == "agent_error"))
+    if contract.height:
+        reasons.append(f"contract violation (forbidden call or broken reply) in "
+                       f"{contract.height} trial(s): " + _scenarios(contract))
+    return reasons
+
+
+def _scenarios(trials: pl.DataFrame) -> str:
+    return ", ".join(sorted(set(trials["scenario_id"].to_list())))
+
+
+def regression_reasons(gate: GateInput, notes: list[str]) -> list[str]:
+    critical = [t for t in gate.transitions if t.critical and t.regressed]
+    reasons = [f"new critical regression: {t.cell} {t.label} ({t.transition})"
+               for t in critical]
+    reasons += [f"critical scenario {s} is not in the candidate run" for s in gate.dropped
+                if s in gate.critical]
+    minor = [f"{t.cell} {t.label}" for t in gate.transitions if t.regressed and not t.critical]
+    if minor:
+        notes.append(f"regressions in non-critical scenarios (not blocking): {'; '.join(minor)}")
+    others = [s for s in gate.dropped if s not in gate.critical]
+    if others:
+        notes.append(f"not in the candidate run: {', '.join(others)}")
+    if gate.added:
+        notes.append(f"only in the candidate run (not compared): {', '.join(gate.added)}")
+    return reasons
+
+
+def rate_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
+    reasons = []
+    checks = (("overall", limits.overall_pass_rate, gate.candidate),
+              ("critical", limits.critical_pass_rate,
+               gate.candidate.filter(pl.col("scenario_id").is_in(sorted(gate.critical)))))
+    for name, limit, trials in checks:
+        k, n = _rate(trials)
+        if limit is None:
+            notes.append(f"no {name} pass-rate threshold set")
+        elif n == 0:
+            if name == "overall" or gate.critical:
+                reasons.append(f"{name} pass rate unknown: no final trial")
+        elif k < limit * n:
+            reasons.append(f"{name} pass rate {k}/{n} = {k / n:.3f} is below {limit:g}")
+    return reasons
+
+
+def _delta(gate: GateInput, figure: Figure) -> UsageDelta:
+    return next(d for d in gate.deltas if d.figure == figure)
+
+
+def _limited(name: str, value: float | None, limit: float | None, policy: UnknownPolicy,
+             unit: str, notes: list[str]) -> list[str]:
+    if limit is None:
+        notes.append(f"no {name} limit set")
+        return []
+    if value is None:
+        if policy == "pass":
+            notes.append(f"{name} unknown: passed explicitly (unknown_{name.split()[0]}: pass)")
+            return []
+        return [f"{name} unknown (not reported), limit {limit:g}{unit}"]
+    if value > limit:
+        return [f"{name} {value:.4g}{unit} exceeds the limit {limit:g}{unit}"]
+    return []
+
+
+def usage_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
+    latency = _delta(gate, "latency_ms_p95")
+    cost = _delta(gate, "cost_usd_per_trial")
+    final = gate.candidate.filter(pl.col("status") != "incomplete")["cost_usd"]
+    total = None if final.is_empty() or final.null_count() else float(final.sum())
+    return [
+        *_limited("latency regression (p95)", latency.percent,
+                  limits.max_latency_regression_percent, limits.unknown_latency, "%", notes),
+        *_limited("cost total", total, limits.max_cost_usd, limits.unknown_cost, " USD",
+                  notes),
+        *_limited("cost regression per trial", cost.percent, limits.max_cost_regression_percent,
+                  limits.unknown_cost, "%", notes),
+    ]
+
+
+def review_reasons(gate: GateInput, notes: list[str]) -> list[str]:
+    for review in gate.stale_reviews:
+        notes.append(f"review of {review.scenario_id} ({review.old_sha256[:12]} -> "
+                     f"{review.new_sha256[:12]}) matches no change of these runs: ignored")
+    return [f"expectation change not reviewed: {c.scenario_id} {c.old_sha256[:12]} -> "
+            f"{c.new_sha256[:12]} (changed together with the candidate: needs review)"
+            for c in gate.changes if not c.reviewed]
+
+
+def interval_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
+    if limits.max_pass_rate_drop is None or gate.interval is None:
+        return []
+    if gate.interval.low < -limits.max_pass_rate_drop:
+        return [f"pass-rate difference interval low end {gate.interval.low:+.3f} is below "
+                f"-{limits.max_pass_rate_drop:g}"]
+    return []
+
+
+def decide_gate(gate: GateInput, limits: Thresholds) -> GateResult:
+    """The verdict with every reason that applies."""
+    notes: list[str] = []
+    integrity = integrity_reasons(gate.candidate)
+    reasons = [*integrity, *regression_reasons(gate, notes), *rate_reasons(gate, limits, notes),
+               *usage_reasons(gate, limits, notes), *review_reasons(gate, notes),
+               *interval_reasons(gate, limits, notes)]
+    incomplete = gate.candidate.filter(pl.col("status") == "incomplete").height > 0
+    verdict: Verdict = "incomplete" if incomplete else "block" if reasons else "admit"
+    return GateResult(verdict, reasons, notes)

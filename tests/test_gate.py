@@ -1,0 +1,215 @@
+"""Release decisions (issue 10): compare classes each transition, the gate lists every reason
+and exits 1, admits (exit 0) once the critical case is fixed and the edited expectation
+reviewed; bad input exits 2; incomplete exits 3; unknown cost is a reason, never a silent 0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
+from typer.testing import CliRunner
+
+from reports.decision import decide
+from reports.gate import Thresholds
+from warehouse.frames import frame_named
+from warehouse.query import run_sql
+from warehouse.writer import WarehouseWriter
+
+GATE_YAML = "overall_pass_rate: 0.7\nmax_latency_regression_percent: 50\nmax_cost_usd: 1.0\n" \
+            "critical: [CRIT]\n"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    base_run(home / "warehouse")
+    cand_run(home / "warehouse")
+    (tmp_path / "gate.yaml").write_text(GATE_YAML, "utf-8")
+    return home
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from pipeline import cli
+
+    result = CliRunner().invoke(cli.app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _review(path: Path, scenario: str = "EDIT") -> Path:
+    path.write_text(f"reviews:\n  - scenario_id: {scenario}\n    old_sha256: {OLD}\n"
+                    f"    new_sha256: {NEW}\n    reason: the contract changed\n", "utf-8")
+    return path
+
+
+def test_compare_classes_each_transition(home: Path) -> None:
+    code, out, _ = _cli("compare", "base", "cand", "--format", "json", "--config",
+                        str(home.parent / "gate.yaml"))
+    assert code == 0
+    data = json.loads(out)
+    classes = {t["scenario_id"]: (t["transition"], t["critical"]) for t in data["transitions"]}
+    assert classes == {"CRIT": ("new_failure", True), "STAB": ("stability_regression", False),
+                       "FIX": ("fixed", False), "FLAKY": ("flaky", False),
+                       "EDIT": ("unchanged", False), "SAME": ("unchanged", False)}
+    stab = next(t for t in data["transitions"] if t["scenario_id"] == "STAB")
+    assert (stab["baseline"], stab["candidate"]) == ("3/3", "1/3")
+    assert stab["pass_hat_k_candidate"] == [pytest.approx(1 / 3), 0.0, 0.0]
+    assert data["expectation_changes"] == [{"scenario_id": "EDIT", "old_sha256": OLD,
+                                            "new_sha256": NEW, "reviewed": False,
+                                            "reason": None}]
+    assert data["bootstrap"]["resamples"] == 5000 and data["bootstrap"]["seed"] == 7
+    code, _, err = _cli("compare", "base", "cand", "--fail-on-new-regression")
+    assert code == 1 and "CRIT" in err and "STAB" in err
+
+
+def test_the_gate_blocks_with_every_reason_then_admits(home: Path, tmp_path: Path) -> None:
+    gate_yaml = str(tmp_path / "gate.yaml")
+    code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", gate_yaml)
+    assert code == 1, out
+    assert "BLOCK" in out
+    for reason in ("new critical regression: CRIT", "overall pass rate 12/18",
+                   "state violation in 3 trial(s): CRIT",
+                   "expectation change not reviewed: EDIT"):
+        assert reason in out, reason
+    assert "STAB" not in out.split("gate:")[1].split("note:")[0]  # not critical: no reason
+    assert "regressions in non-critical scenarios (not blocking): STAB/m/a/default/chat " \
+           "3/3 -> 1/3" in out
+    cand_run(home / "warehouse", "cand2", crit_fixed=True)
+    review = str(_review(tmp_path / "review.yaml"))
+    code, out, _ = _cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml)
+    assert code == 1 and "expectation change not reviewed: EDIT" in out
+    assert "new critical regression" not in out
+    code, out, _ = _cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml,
+                        "--review", review)
+    assert code == 0, out
+    assert "ADMIT" in out
+    stored = frame_named(home / "warehouse", "paired_trials", {"baseline": "base",
+                                                               "candidate": "cand2"})
+    assert stored.height == 36
+    rows = run_sql(home / "warehouse", "SELECT verdict, count(*) FROM comparisons WHERE "
+                   "run_id = $run_id GROUP BY ALL ORDER BY 1", {"run_id": "cand2"}).rows
+    assert rows == [("admit", 6), ("block", 6)]
+
+
+def test_unknown_cost_is_a_reason_or_an_explicit_pass(tmp_path: Path) -> None:
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "S", ALL))
+    write(root, "c", [*cell("c", "S", ALL[:2]), trial("c", "S", 2, True, cost=None)])
+    limits = Thresholds(max_cost_usd=1.0, max_cost_regression_percent=10)
+    decision = decide(root, "b", "c", thresholds=limits)
+    cost = next(d for d in decision.deltas if d.figure == "cost_usd_per_trial")
+    assert cost.baseline == pytest.approx(0.01) and cost.candidate is None
+    assert cost.delta is None and cost.percent is None
+    assert decision.gate.verdict == "block"
+    assert [r for r in decision.gate.reasons if "unknown" in r] == [
+        "cost total unknown (not reported), limit 1 USD",
+        "cost regression per trial unknown (not reported), limit 10%"]
+    lenient = decide(root, "b", "c", thresholds=Thresholds(max_cost_usd=1.0, unknown_cost="pass"))
+    assert lenient.gate.verdict == "admit"
+    assert any("cost total unknown: passed explicitly" in n for n in lenient.gate.notes)
+    assert "no latency regression (p95) limit set" in lenient.gate.notes
+
+
+def test_an_incomplete_trial_blocks_with_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path))
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "S", ALL))
+    write(root, "c", [*cell("c", "S", ALL[:2]), trial("c", "S", 2, None, status="incomplete")])
+    code, out, _ = _cli("gate", "c", "--baseline", "b")
+    assert code == 3 and "incomplete run: 1 trial(s)" in out
+
+
+def test_a_model_swap_pairs_across_models(tmp_path: Path) -> None:
+    root = tmp_path / "warehouse"
+    write(root, "a", [*cell("a", "S", ALL, model="m/a"), *cell("a", "T", ALL, model="m/a")])
+    write(root, "b", [*cell("b", "S", ALL, model="m/b"),
+                      *cell("b", "T", [True, False, True], model="m/b")])
+    decision = decide(root, "a", "b")
+    assert not decision.paired.by_model
+    assert [(t.scenario_id, t.baseline_model, t.candidate_model, t.transition)
+            for t in decision.transitions] == [("S", "m/a", "m/b", "unchanged"),
+                                               ("T", "m/a", "m/b", "stability_regression")]
+
+
+@pytest.mark.parametrize("case", ["no_shared", "missing_run", "unknown_key", "unknown_review"])
+def test_bad_input_is_a_clear_error_and_exit_2(case: str, home: Path, tmp_path: Path) -> None:
+    args = ["gate", "cand", "--baseline", "base"]
+    if case == "no_shared":
+        write(home / "warehouse", "other", cell("other", "ELSEWHERE", ALL))
+        args = ["compare", "base", "other"]
+        expected = "no shared scenarios"
+    elif case == "missing_run":
+        args = ["gate", "nope", "--baseline", "base"]
+        expected = "run 'nope' is not in the warehouse"
+    elif case == "unknown_key":
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("overall_pass_rate: 0.9\noverall_passrate: 0.9\n", "utf-8")
+        args += ["--config", str(bad)]
+        expected = f"{bad}:2: overall_passrate: Extra inputs are not permitted"
+    else:
+        args += ["--review", str(_review(tmp_path / "r.yaml", "GHOST"))]
+        expected = "names scenario(s) neither run holds: GHOST"
+    code, out, err = _cli(*args)
+    assert code == 2, out + err
+    assert expected in err.replace("\n", "")
+
+
+def test_critical_comes_from_the_scenarios_of_the_runs_suites(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``"critical": true`` on a scenario of a suite the runs ran marks it (no gate config)."""
+    from conftest import MEETING_SUITE
+
+    from pipeline import decide_command
+
+    lines = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()
+             if line.strip() and not line.startswith("//")]
+    for scenario in lines:
+        scenario["critical"] = scenario["id"] == "F1"
+    suite = tmp_path / "gate_suite.jsonl"
+    suite.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in lines), "utf-8")
+    monkeypatch.setattr(decide_command, "known_suites", lambda: {"gate_suite": suite})
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "F1", ALL) + cell("b", "V1", ALL))
+    write(root, "c", cell("c", "F1", [False] * 3) + cell("c", "V1", [False] * 3))
+    assert decide_command.critical_scenarios(root, "b", "c") == (frozenset({"F1"}), [])
+    decision = decide_command.make_decision(root, decide_command.DecideOptions("b", "c"))
+    assert [r for r in decision.gate.reasons if "critical" in r] == [
+        "new critical regression: F1/m/a/default/chat 3/3 -> 0/3 (new_failure)"]
+
+
+def test_thresholds_come_from_the_recorded_config_unless_the_gate_file_sets_them(
+        home: Path, tmp_path: Path) -> None:
+    write_run = run_row("cand", {"repeats": 3, "thresholds": {"overall_pass_rate": 0.99,
+                                                              "max_cost_usd": 0.001}})
+    WarehouseWriter(home / "warehouse", "cand").write_batch({"runs": [write_run]})
+    code, out, _ = _cli("gate", "cand", "--baseline", "base")
+    assert code == 1
+    assert "overall pass rate 12/18 = 0.667 is below 0.99" in out
+    assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out
+    lenient = tmp_path / "lenient.yaml"
+    lenient.write_text("overall_pass_rate: 0.5\n", "utf-8")
+    code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", str(lenient))
+    assert "overall pass rate" not in out.split("note:")[0]  # the file's 0.5 wins
+    assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out  # the run's limit stays
+
+
+def test_a_dropped_critical_scenario_blocks_and_two_grids_of_one_model_are_refused(
+        tmp_path: Path) -> None:
+    from reports.paired import ComparisonInputError
+
+    root = tmp_path / "warehouse"
+    write(root, "b", cell("b", "S", ALL) + cell("b", "K", ALL) + cell("b", "Q", ALL))
+    write(root, "c", cell("c", "S", ALL) + cell("c", "NEWONE", ALL))
+    decision = decide(root, "b", "c", critical=frozenset({"K"}))
+    assert "critical scenario K is not in the candidate run" in decision.gate.reasons
+    assert "not in the candidate run: Q" in decision.gate.notes
+    assert "only in the candidate run (not compared): NEWONE" in decision.gate.notes
+    twice = [*cell("d", "S", ALL), *[dict(t, trial_id=t["trial_id"] + "-t1",
+                                          attempt_id=t["attempt_id"] + "-t1")
+                                     for t in cell("d", "S", ALL)]]
+    write(root, "d", twice)
+    with pytest.raises(ComparisonInputError, match="2 trials on one pairing key"):
+        decide(root, "b", "d")

@@ -1,0 +1,64 @@
+"""The model-swap study (flows/model_swap.py): one grid under model A and model B, paired on
+everything but the model; end to end, the flow runs both sweeps, decides and stores the record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MEETING_SUITE
+
+from flows.model_swap import SwapSpecError, split_models
+from pipeline.catalog import load_suites
+from pipeline.grid import expand
+from pipeline.sweep import SweepConfig
+from warehouse.query import run_sql
+
+
+def _identity(config: SweepConfig) -> list[tuple[Any, ...]]:
+    return [(t.suite_id, t.scenario.id, t.scenario_sha256, t.prompt.sha256, t.memory_mode,
+             t.repeat) for t in expand(load_suites(config.suites), config.resolved_models(),
+                                       config.prompts, config.memory_modes, config.repeats)]
+
+
+def test_the_two_grids_differ_only_in_the_model(tmp_path: Path) -> None:
+    config = SweepConfig(suites=[MEETING_SUITE], models=["reference/golden",
+                                                         "reference/mutant-ignores-switch"],
+                         memory_modes=["chat"], repeats=2, warehouse=tmp_path)
+    a, b = split_models(config, "swap-1")
+    assert (a.run_id, b.run_id) == ("swap-1-a", "swap-1-b")
+    assert a.model_names() == ["reference/golden"]
+    assert b.model_names() == ["reference/mutant-ignores-switch"]
+    assert _identity(a) == _identity(b) and _identity(a)
+    with pytest.raises(SwapSpecError, match="exactly two models"):
+        split_models(config.model_copy(update={"models": config.models[:1]}), "x")
+
+
+@pytest.mark.slow
+def test_the_flow_runs_both_models_and_stores_the_decision(
+        ray_local: Any, prefect_harness: None, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.model_swap import model_swap
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    spec = tmp_path / "swap.yaml"
+    spec.write_text(f"run_id: swap-t\nsuites: [{MEETING_SUITE}]\nscenarios: [F1, V1]\n"
+                    "memory_modes: [chat]\nrepeats: 1\nmodels:\n  - name: reference/golden\n"
+                    "  - name: reference/mutant-ignores-switch\n", "utf-8")
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("overall_pass_rate: 0.9\ncritical: [F1]\n", "utf-8")
+    outcome = model_swap(str(spec), str(gate))
+    assert (outcome.baseline, outcome.candidate) == ("swap-t-a", "swap-t-b")
+    assert outcome.exit_code == 1
+    record = json.loads(outcome.record.read_text("utf-8"))
+    assert record == outcome.decision and record["gate"]["verdict"] == "block"
+    f1 = next(t for t in record["transitions"] if t["scenario_id"] == "F1")
+    assert (f1["baseline_model"], f1["candidate_model"], f1["transition"], f1["critical"]) == (
+        "reference/golden", "reference/mutant-ignores-switch", "new_failure", True)
+    assert any("new critical regression: F1" in r for r in record["gate"]["reasons"])
+    stored = run_sql(home / "warehouse", "SELECT scenario_id, transition FROM comparisons "
+                     "WHERE run_id = $run_id ORDER BY 1", {"run_id": "swap-t-b"}).rows
+    assert stored == [(t["scenario_id"], t["transition"]) for t in record["transitions"]]
