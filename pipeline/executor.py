@@ -50,6 +50,8 @@ PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_er
                                "overloaded"})
 """Error kinds that say the provider failed (a harness error or a refused configuration does
 not move the circuit breaker)."""
+UNREACHABLE = frozenset({"connection"})
+"""Provider failures that say it is down now, whatever it answered earlier in the trial."""
 
 
 
@@ -465,11 +467,12 @@ class _Execution:
         provider_failed = kind in PROVIDER_FAILURES
         # An attempt its provider answered before it failed shows a flaky provider, not a down
         # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
-        # never a free retry (its budget applies).
+        # never a free retry (its budget applies). Unless nothing listens any more: a refused
+        # connection after answers is an outage that began mid-trial, and counts as one.
         answered = result.trial.model_calls > 0
         verdict: bool | None = None  # a harness error before any answer: says nothing
         if provider_failed or answered or result.status != "incomplete":
-            verdict = provider_failed and not answered
+            verdict = provider_failed and (kind in UNREACHABLE or not answered)
         self.breaker.record(group, infra_failed=verdict)
         free = (not answered and self.breaker.down(group)
                 and not self.breaker.outage_too_long(group))
