@@ -1,7 +1,7 @@
 """JUnit XML: one testcase per scenario x model x prompt x memory mode, failures with rule
 codes and the first violation, properties with the versions; the structure pytest's own
-``--junitxml`` writes (xunit2: the attributes and children a CI reader knows), parsed with the
-standard library (no JUnit reader is pinned in the locks)."""
+``--junitxml`` writes (xunit2: the attributes and children a CI reader knows), checked with the
+standard library and read back by a real JUnit consumer (junitparser, pinned in the dev lock)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from gate_fixtures import ALL, NONE, ONE, base_run, cand_run, cell, failed_check, trial, write
+from junitparser import Error, Failure, JUnitXml
 
 from reports.decision import decide
 from reports.junit import decision_junit, run_junit, write_junit
@@ -40,7 +41,21 @@ def _check_xunit2(path: Path) -> ET.Element:
             float(case.get("time", "x"))
             for prop in case.iter("property"):
                 assert set(prop.attrib) == {"name", "value"}
+    _read_by_junitparser(path, document)
     return document
+
+
+def _read_by_junitparser(path: Path, document: ET.Element) -> None:
+    """junitparser, as a CI system's reader, sees the same suites, cases and outcomes."""
+    parsed = JUnitXml.fromfile(str(path))
+    suites = list(parsed)
+    assert [s.name for s in suites] == [s.get("name") for s in document]
+    for suite, element in zip(suites, document, strict=True):
+        cases = list(suite)
+        assert suite.tests == len(cases) == len(element.findall("testcase"))
+        assert suite.failures == sum(any(isinstance(r, Failure) for r in c.result) for c in cases)
+        assert suite.errors == sum(any(isinstance(r, Error) for r in c.result) for c in cases)
+        assert [c.name for c in cases] == [c.get("name") for c in element.findall("testcase")]
 
 
 def _props(case: ET.Element) -> dict[str, str]:
