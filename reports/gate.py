@@ -100,15 +100,34 @@ def _scenarios(trials: pl.DataFrame) -> str:
     return ", ".join(sorted(set(trials["scenario_id"].to_list())))
 
 
+MINOR_CELLS_LISTED = 5
+"""Up to this many non-critical regressed cells are listed one by one; more are counted per
+scenario (a model swap can regress hundreds of cells: one line each helps nobody)."""
+
+
+def minor_regressions_note(minor: Sequence[CellTransition]) -> str:
+    """The note on regressions in non-critical scenarios: the cells themselves when they are
+    few, else how many cells regressed per scenario."""
+    head = "regressions in non-critical scenarios (not blocking): "
+    if len(minor) <= MINOR_CELLS_LISTED:
+        return head + "; ".join(f"{t.cell} {t.label}" for t in minor)
+    per_scenario: dict[str, int] = {}
+    for t in minor:
+        per_scenario[t.scenario_id] = per_scenario.get(t.scenario_id, 0) + 1
+    counts = ", ".join(f"{scenario} ({n})" for scenario, n in sorted(per_scenario.items()))
+    return (f"{head}{len(minor)} cells in {len(per_scenario)} scenarios: {counts}; "
+            "`agentsweep compare --format json` lists every cell")
+
+
 def regression_reasons(gate: GateInput, notes: list[str]) -> list[str]:
     critical = [t for t in gate.transitions if t.critical and t.regressed]
     reasons = [f"new critical regression: {t.cell} {t.label} ({t.transition})"
                for t in critical]
     reasons += [f"critical scenario {s} is not in the candidate run" for s in gate.dropped
                 if s in gate.critical]
-    minor = [f"{t.cell} {t.label}" for t in gate.transitions if t.regressed and not t.critical]
+    minor = [t for t in gate.transitions if t.regressed and not t.critical]
     if minor:
-        notes.append(f"regressions in non-critical scenarios (not blocking): {'; '.join(minor)}")
+        notes.append(minor_regressions_note(minor))
     others = [s for s in gate.dropped if s not in gate.critical]
     if others:
         notes.append(f"not in the candidate run: {', '.join(others)}")

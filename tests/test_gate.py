@@ -12,7 +12,8 @@ from gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, tria
 from typer.testing import CliRunner
 
 from reports.decision import decide
-from reports.gate import Thresholds
+from reports.gate import MINOR_CELLS_LISTED, Thresholds, minor_regressions_note
+from reports.transitions import CellTransition
 from warehouse.frames import frame_named
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
@@ -213,3 +214,20 @@ def test_a_dropped_critical_scenario_blocks_and_two_grids_of_one_model_are_refus
     write(root, "d", twice)
     with pytest.raises(ComparisonInputError, match="2 trials on one pairing key"):
         decide(root, "b", "d")
+
+
+def _regressed(scenario: str, mode: str) -> CellTransition:
+    return CellTransition(scenario, "default", mode, "m/a", "m/b", False, 3, 0, 3, "new_failure",
+                          OLD, OLD)
+
+
+def test_many_minor_regressions_are_counted_per_scenario_not_listed_one_by_one() -> None:
+    few = [_regressed("A", mode) for mode in ("chat", "summary")]
+    assert minor_regressions_note(few).endswith(
+        "A/m/a->m/b/default/chat 3/3 -> 0/3; A/m/a->m/b/default/summary 3/3 -> 0/3")
+    many = [_regressed(s, mode) for s in ("A", "B") for mode in ("chat", "summary", "structured")]
+    assert len(many) > MINOR_CELLS_LISTED
+    note = minor_regressions_note(many)
+    assert note.endswith("6 cells in 2 scenarios: A (3), B (3); `agentsweep compare --format "
+                         "json` lists every cell")
+    assert "3/3 -> 0/3" not in note
