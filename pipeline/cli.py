@@ -90,6 +90,18 @@ def run(
         raise typer.Exit(code)
 
 
+# Options that compare and gate share, declared once.
+DecisionCatalogs = Annotated[list[Path] | None, typer.Option(
+    "--catalog", help="A catalog root holding the runs' suites (for their critical marks); "
+    "repeatable.")]
+ReviewFile = Annotated[Path | None, typer.Option(
+    "--review", help="Review file acknowledging expectation changes.")]
+BootstrapSeed = Annotated[int, typer.Option(help="Bootstrap seed.")]
+BootstrapResamples = Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")]
+BootstrapConfidence = Annotated[float, typer.Option(
+    min=0.5, max=0.999, help="Two-sided confidence of the interval.")]
+
+
 @app.command()
 def compare(
     baseline: Annotated[str, typer.Argument(help="The baseline run id.")],
@@ -101,15 +113,11 @@ def compare(
     junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", help="Gate config (YAML) for the verdict shown.")] = None,
-    review: Annotated[Path | None, typer.Option(
-        "--review", help="Review file acknowledging expectation changes.")] = None,
-    catalog: Annotated[list[Path] | None, typer.Option(
-        "--catalog", help="A catalog root holding the runs' suites (for their critical "
-        "marks); repeatable.")] = None,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
-    confidence: Annotated[float, typer.Option(
-        min=0.5, max=0.999, help="Two-sided confidence of the interval.")] = 0.9,
+    review: ReviewFile = None,
+    catalog: DecisionCatalogs = None,
+    seed: BootstrapSeed = 7,
+    resamples: BootstrapResamples = 5000,
+    confidence: BootstrapConfidence = 0.9,
 ) -> None:
     """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
     the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
@@ -130,17 +138,13 @@ def gate(
     config: Annotated[Path | None, typer.Option(
         "--config", help="Gate config (YAML): thresholds; the candidate run's recorded "
         "thresholds apply where it sets none.")] = None,
-    review: Annotated[Path | None, typer.Option(
-        "--review", help="Review file acknowledging expectation changes.")] = None,
+    review: ReviewFile = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
     output_format: Annotated[str, typer.Option("--format", help="table or json")] = "table",
-    catalog: Annotated[list[Path] | None, typer.Option(
-        "--catalog", help="A catalog root holding the runs' suites (for their critical "
-        "marks); repeatable.")] = None,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 7,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 5000,
-    confidence: Annotated[float, typer.Option(
-        min=0.5, max=0.999, help="Two-sided confidence of the interval.")] = 0.9,
+    catalog: DecisionCatalogs = None,
+    seed: BootstrapSeed = 7,
+    resamples: BootstrapResamples = 5000,
+    confidence: BootstrapConfidence = 0.9,
 ) -> None:
     """The admission rule: exit 0 admit, 1 block, 2 bad input, 3 incomplete; every reason
     that applies is listed."""

@@ -22,17 +22,18 @@ from pipeline.decision_files import (
     recorded_gate_config,
     thresholds,
 )
-from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from reports.decision import (
+from reports import (
     BootstrapOptions,
+    ComparisonInputError,
     Decision,
     decide,
     decision_json,
+    decision_junit,
     recorded_thresholds,
     store_decision,
+    write_junit,
 )
-from reports.junit import decision_junit, write_junit
-from reports.paired import ComparisonInputError
+from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from warehouse.query import run_named
 from warehouse.writer import WarehouseError, validate_run_id
 

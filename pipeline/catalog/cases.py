@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import best_match
-from pydantic import ValidationError
 
 from pipeline.catalog.case_models import CaseRules
 from pipeline.catalog.domains import Domain, load_domain
-from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
+from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.golden import check_call, check_golden_calls, short
+from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Case, Scenario, Turn
 
 CASE_MARK = "input"
@@ -45,15 +44,7 @@ def suite_domain(path: Path) -> str:
 def parse_case(path: Path, number: int, raw: Any) -> Scenario:
     """The scenario of one case line; CatalogError naming the line and the field."""
     where = str(path)
-    error = best_match(_validator().iter_errors(raw))
-    if error is not None:
-        raise CatalogError(where, number, format_location(list(error.absolute_path)),
-                           short(error.message))
-    try:
-        case = Case.model_validate(raw)
-    except ValidationError as exc:
-        field, message = format_pydantic_error(exc)
-        raise CatalogError(where, number, field, message) from None
+    case = validate_line(Case, _validator(), where, number, raw)
     try:
         domain = load_domain(suite_domain(path))
     except CatalogError as exc:

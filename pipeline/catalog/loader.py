@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
-from pydantic import ValidationError
 
 from pipeline.catalog.cases import CASE_MARK, is_case, parse_case
 from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
-from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
+from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.expectations import check_expectations
 from pipeline.catalog.golden import check_golden_calls, short
+from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.hashing import sha256_json
@@ -137,15 +137,7 @@ def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> LoadedSce
                            f"this is a {kind} suite (its first line): every line is {expected}")
     if kind == "cases":
         return LoadedScenario(parse_case(path, number, raw), sha256_json(raw), number)
-    error = best_match(_validator().iter_errors(raw))
-    if error is not None:
-        raise CatalogError(where, number, format_location(list(error.absolute_path)),
-                           short(error.message))
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as exc:
-        field, message = format_pydantic_error(exc)
-        raise CatalogError(where, number, field, message) from None
+    scenario = validate_line(Scenario, _validator(), where, number, raw)
     try:
         domain = load_domain(scenario.domain)
     except CatalogError as exc:
