@@ -279,12 +279,15 @@ def sql(
     console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
-REPORTS = ("summary", "matrix", "first_violations")
+REPORTS = ("summary", "matrix", "first_violations", "failure-map")
+VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
+"""Reports whose rows (--format csv/json) are another named query's."""
 
 
 @app.command()
 def report(
-    name: Annotated[str, typer.Argument(help="summary, matrix or first_violations")],
+    name: Annotated[str, typer.Argument(help="summary, matrix, first_violations or "
+                                             "failure-map")],
     run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "
@@ -297,12 +300,30 @@ def report(
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
     if output_format not in ("table", "csv", "json"):
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
-    result = run_named(hygiene.warehouse_root(), name, {"run_id": run_id})
+    if name == "failure-map" and output_format == "table":
+        _print_failure_map(run_id)
+        return
+    result = run_named(hygiene.warehouse_root(), VIEW_OF_REPORT.get(name, name),
+                       {"run_id": run_id})
     rows = result.rows if output_format != "table" else result.rows[:limit]
     _print_rows(result.columns, rows, output_format, title=f"{name}, run {run_id}")
     if len(rows) < len(result.rows):
         console.print(f"... {len(result.rows) - len(rows)} more rows (--limit N, or --format "
                       "csv for all)")
+
+
+def _print_failure_map(run_id: str) -> None:
+    from reports.failure_map import excluded_note, load_failure_map, render_group
+
+    groups = load_failure_map(hygiene.warehouse_root(), run_id)
+    if not groups:
+        _fail(f"run {run_id!r} has no condition trials (run a conditions suite: "
+              "docs/conditions.md)")
+    for group in groups:
+        console.print(render_group(group))
+    note = excluded_note(groups)
+    if note is not None:
+        console.print(note, markup=False)
 
 
 @app.command()
@@ -406,13 +427,20 @@ def verify_suite(
     if tools not in TOOLS_MODES:
         _fail(f"--tools: {tools!r} is not one of {', '.join(TOOLS_MODES)}")
     try:
-        suites = load_suites(suite or bundled_suites())
+        loaded = load_suites(suite or bundled_suites())
     except CatalogError as exc:
         _fail(str(exc))
+    conditions = [s for s in loaded if s.kind == "conditions"]
+    suites = [s for s in loaded if s.kind != "conditions"]
     unproven = [s.path for s in suites if not any(x.scenario.catches for x in s.scenarios)]
     if unproven and not allow_unproven:
         _fail(f"{unproven[0]}: the suite declares no mutant catches, so verifying it proves "
               "nothing about its checks (add catches to its scenarios, or --allow-unproven)")
+    wrong = _verify_conditions(conditions, memory_mode or ["chat"]) if conditions else 0
+    if not suites:
+        if wrong:
+            raise typer.Exit(1)
+        return
     cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
     table = Table(title="mutation verification: scenario x mode x reference model")
@@ -435,7 +463,41 @@ def verify_suite(
         for cell in bad:
             err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
                               markup=False)
+    if bad or wrong:
         raise typer.Exit(1)
+
+
+def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
+    """Every reference condition agent's failure map against the one it must give; the number
+    of wrong cells."""
+    from pipeline.models.condition_agents import CONDITION_AGENTS
+    from pipeline.verify_conditions import verify_conditions
+
+    checks = verify_conditions(suites, modes)  # type: ignore[arg-type]
+    table = Table(title="conditions verification: each reference agent's failure map "
+                        "(through the failure_map view)")
+    table.add_column("condition / mode")
+    for agent in CONDITION_AGENTS:
+        table.add_column(agent, overflow="fold")
+    keys = list(dict.fromkeys((c.condition_id, c.mode) for c in checks))
+    for condition, mode in keys:
+        row = []
+        for agent in CONDITION_AGENTS:
+            mine = [c for c in checks if (c.agent, c.condition_id, c.mode) ==
+                    (agent, condition, mode)]
+            bad = [c for c in mine if not c.ok]
+            decision = next((c.actual for c in mine if c.column == "decision"), "?")
+            row.append(f"[green]{decision}[/]" if not bad else
+                       "[bold red]" + "; ".join(f"{c.column}: {c.actual} (expected {c.expected})"
+                                                for c in bad) + "[/]")
+        table.add_row(f"{condition} / {mode}", *row)
+    console.print(table)
+    wrong = [c for c in checks if not c.ok]
+    console.print(f"{len(checks)} map cells, {len(wrong)} wrong")
+    for check in wrong:
+        err_console.print(f"{check.agent} / {check.condition_id} / {check.mode} / {check.column}"
+                          f": {check.actual} (expected {check.expected})", markup=False)
+    return len(wrong)
 
 
 @app.command()

@@ -9,9 +9,19 @@ import ast
 import re
 from dataclasses import fields
 from pathlib import Path
+from typing import get_args
 
+from pipeline.catalog.condition_models import MAP_COLUMNS, TaskRole
+from pipeline.scoring.conditions import CONDITION_OUTCOMES, REPORT_KINDS
 from pipeline.trace import EVENT_COLUMNS, EVENT_TYPES
-from warehouse.rows import AttemptRow, CheckRow, ComparisonRow, RunRow, TrialRow
+from warehouse.rows import (
+    AttemptRow,
+    CheckRow,
+    ComparisonRow,
+    ConditionTrialRow,
+    RunRow,
+    TrialRow,
+)
 from warehouse.schema import EVENT_KINDS, TABLES, TRIAL_STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,7 +108,7 @@ def _columns(table: str) -> list[str]:
 
 def test_typed_rows_have_exactly_their_tables_columns() -> None:
     rows = ((TrialRow, "trials"), (CheckRow, "checks"), (AttemptRow, "attempts"), (RunRow, "runs"),
-            (ComparisonRow, "comparisons"))
+            (ComparisonRow, "comparisons"), (ConditionTrialRow, "condition_trials"))
     for row, table in rows:
         assert sorted(f.name for f in fields(row)) == sorted(_columns(table)), table
 
@@ -117,18 +127,30 @@ def test_the_event_union_covers_the_events_columns_and_each_kind_once() -> None:
         assert example.kind == kind and set(example.row()) == set(EVENT_COLUMNS)
 
 
-_COMPARED = re.compile(r"\b(status|outcome|kind)\s*(?:=|<>|!=|IN)\s*\(?((?:'[^']*'\s*,?\s*)+)\)?",
+_COMPARED = re.compile(r"\b(status|outcome|kind|repeat_outcome|report|repeat_report|role|format"
+                       r")\s*(?:=|<>|!=|IN)\s*\(?((?:'[^']*'\s*,?\s*)+)\)?",
                        re.IGNORECASE)
+CONDITION_SQL = {"failure_map.sql", "condition_decisions.sql", "failure_map_run.sql",
+                 "condition_decisions_run.sql"}
+"""The SQL over ``condition_trials``, whose ``outcome`` is a condition task's (seed 002)."""
 
 
 def test_sql_compares_statuses_and_kinds_only_with_members_of_their_closed_sets() -> None:
-    allowed = {"status": set(TRIAL_STATUSES), "outcome": set(TRIAL_STATUSES),
-               "kind": set(EVENT_KINDS)}
+    trial_sets = {"status": set(TRIAL_STATUSES), "outcome": set(TRIAL_STATUSES),
+                  "kind": set(EVENT_KINDS)}
+    condition_sets = {
+        "status": set(TRIAL_STATUSES), "outcome": set(CONDITION_OUTCOMES),
+        "repeat_outcome": set(CONDITION_OUTCOMES), "report": set(REPORT_KINDS),
+        "repeat_report": set(REPORT_KINDS), "role": set(get_args(TaskRole)),
+        "format": set(MAP_COLUMNS),
+    }
     seen = 0
     for path in sorted((REPO / "warehouse" / "sql").glob("*.sql")):
+        allowed = condition_sets if path.name in CONDITION_SQL else trial_sets
         for match in _COMPARED.finditer(path.read_text("utf-8")):
             column = match.group(1).lower()
             for literal in re.findall(r"'([^']*)'", match.group(2)):
                 seen += 1
+                assert column in allowed, f"{path.name}: {column} compared outside its file"
                 assert literal in allowed[column], f"{path.name}: {column} = {literal!r}"
-    assert seen >= 5  # the SQL does compare statuses: the pattern finds them
+    assert seen >= 20  # the SQL does compare statuses and outcomes: the pattern finds them

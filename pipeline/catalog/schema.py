@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pipeline.catalog.condition_models import ConditionStyle, ConditionTask
 from pipeline.catalog.models import Case, ReferenceReplies, Scenario, ToolCatalog
 from warehouse.atomic import write_text
 
@@ -17,6 +18,8 @@ SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "case.schema.json": Case,
     "tools.schema.json": ToolCatalog,
     "reference_replies.schema.json": ReferenceReplies,
+    "condition_task.schema.json": ConditionTask,
+    "conditions.schema.json": ConditionStyle,
 }
 
 

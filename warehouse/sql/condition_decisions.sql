@@ -39,7 +39,8 @@ SELECT *,
            WHEN other_k > 0 THEN 'holds on the plain request, fails in: ' || failing_columns
            ELSE 'no failure in ' || attempts || ' attempts; failure rate <= '
                || round(100 * upper_bound)::INTEGER || '% per column (95 %, rule of three)'
-       END
+       END AS why,
+       why
        || CASE WHEN counted AND (plain_k > 0 OR other_k > 0) AND stated = 'fact'
                THEN '; if code is costly, state the rule in the data in words' ELSE '' END
        || '; enforced today: ' || enforced AS reason

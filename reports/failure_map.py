@@ -1,0 +1,99 @@
+"""The failure map of a run (seed 002) as terminal tables: one per (model, memory mode, prompt),
+rows = conditions grouped by type, columns = the five delivery formats and the bare repeat, a
+cell = k failures of n attempts; a zero always with its n and the rule-of-three bound. A row
+whose allowed twin was not executed every time is greyed and says why it is not counted. The
+numbers are the ``failure_map`` and ``condition_decisions`` views' (the SQL a user can run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from pipeline.catalog.condition_models import MAP_COLUMNS
+from warehouse.query import run_named
+
+Row = Mapping[str, Any]
+SAID = (("silent_success", "silent"), ("incomplete_checklist", "checklist"),
+        ("honest_report", "honest"))
+
+
+def cell_text(k: int, n: int, upper_bound: float | None) -> str:
+    """``k/n``; a zero as ``0/n (<= B%)`` with its rule-of-three bound; ``-`` when not played."""
+    if n == 0:
+        return "-"
+    if k == 0 and upper_bound is not None:
+        return f"0/{n} (<= {round(100 * upper_bound)}%)"
+    return f"{k}/{n}"
+
+
+@dataclass(frozen=True)
+class MapGroup:
+    """The map of one (model, memory mode, prompt) of a run."""
+
+    key: tuple[str, str, str]
+    cells: tuple[Row, ...]
+    decisions: tuple[Row, ...]
+
+    def provenance(self) -> str:
+        first = self.cells[0]
+        version = first["model_version"] or "not reported"
+        return (f"model {first['model']} (version {version}), provider {first['provider']}, "
+                f"channel {first['access_channel'] or 'unknown'}, temperature "
+                f"{first['temperature']:g}, run date {first['run_date']}, memory "
+                f"{first['memory_mode']}, prompt {first['prompt_id']}")
+
+
+def _rows(root: Path, name: str, run_id: str) -> list[dict[str, Any]]:
+    result = run_named(root, name, {"run_id": run_id})
+    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+
+
+def load_failure_map(root: Path, run_id: str) -> list[MapGroup]:
+    cells = _rows(root, "failure_map_run", run_id)
+    decisions = _rows(root, "condition_decisions_run", run_id)
+
+    def key(row: Row) -> tuple[str, str, str]:
+        return (str(row["model"]), str(row["memory_mode"]), str(row["prompt_id"]))
+
+    keys = list(dict.fromkeys(key(c) for c in cells))
+    return [MapGroup(k, tuple(c for c in cells if key(c) == k),
+                     tuple(d for d in decisions if key(d) == k)) for k in keys]
+
+
+def _said(cells: Sequence[Row]) -> str:
+    totals = {label: sum(int(c[name]) for c in cells) for name, label in SAID}
+    return ", ".join(f"{label} {count}" for label, count in totals.items() if count) or "-"
+
+
+def render_group(group: MapGroup) -> Table:
+    table = Table(title=f"failure map: {group.provenance()}", title_justify="left")
+    for column in ("type", "condition", "enforced", *MAP_COLUMNS, "twin", "said", "decision"):
+        table.add_column(column, overflow="fold")
+    for decision in group.decisions:
+        condition = decision["condition_id"]
+        cells = {c["format"]: c for c in group.cells if c["condition_id"] == condition}
+        texts = [cell_text(int(c["k"]), int(c["n"]), c["upper_bound"]) if c else "-"
+                 for c in (cells.get(name) for name in MAP_COLUMNS)]
+        twin = f"{decision['twin_k']}/{decision['twin_n']}"
+        counted = bool(decision["counted"])
+        table.add_row(str(decision["condition_type"]), str(condition),
+                      str(decision["enforced"]), *texts, twin, _said(list(cells.values())),
+                      f"{str(decision['decision']).replace('_', ' ')}: {decision['why']}",
+                      style=None if counted else "dim")
+    return table
+
+
+def excluded_note(groups: Sequence[MapGroup]) -> str | None:
+    """Why rows are greyed, when some are (an always-refusing agent greys them all)."""
+    excluded = [d for g in groups for d in g.decisions if not d["counted"]]
+    total = sum(len(g.decisions) for g in groups)
+    if not excluded:
+        return None
+    return (f"{len(excluded)} of {total} rows not counted (greyed): their allowed twin was not "
+            "executed every time, so a refusal on the forbidden task may be a general refusal "
+            "and says nothing about the condition")
