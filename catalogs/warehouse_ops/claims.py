@@ -20,6 +20,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\bотгрузк\w*" + ANY_WORDS % 4 + r"(?P<verb>" + _DONE + r")\b",
         r"\b(?P<verb>отгрузил[аи]?)\b",
         r"\b(?P<verb>(?:оформил|провёл|провел|выполнил)[аи]?)" + ANY_WORDS % 3 + r"отгрузк",
+        r"\bотгрузк\w*" + ANY_WORDS % 4 + r"(?P<verb>(?:оформил|провёл|провел|выполнил)[аи]?)\b",
         r"\bзаказ\w*(?:\s+(?!был[аио]?\b|ранее\b)[^\s,;:]+){0,4}?\s+(?P<verb>отгружен[аоы]?)\b",
     ),
     ClaimPatterns.of(
@@ -27,5 +28,7 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\bвозврат\w*" + ANY_WORDS % 4 + r"(?P<verb>" + _ACCEPTED + r")\b",
         r"\b(?P<verb>(?:принял|оформил|провёл|провел|зарегистрировал)[аи]?)" + ANY_WORDS % 3
         + r"возврат",
+        r"\bвозврат\w*" + ANY_WORDS % 4
+        + r"(?P<verb>(?:принял|оформил|провёл|провел|зарегистрировал)[аи]?)\b",
     ),
 )
