@@ -37,6 +37,22 @@ TRUNCATED = "length"
 """The finish_reason of a reply cut off at the token limit."""
 
 
+@dataclass(frozen=True)
+class UserTurn:
+    """A user turn to play; ``if_refused``: played only when the previous turn attempted no
+    call of that tool (from the trace's tool calls, never from the reply's text), and when it
+    is not played the dialog ends there."""
+
+    text: str
+    if_refused: str | None = None
+
+
+def refused(trace: Trace, turn: int, tool: str) -> bool:
+    """Turn ``turn`` attempted no call of ``tool`` (blocked and refused calls are attempts)."""
+    return not any(isinstance(e, ToolCall) and e.turn == turn and e.tool_name == tool
+                   for e in trace.events)
+
+
 def record_usage(trace: Trace, reply: ModelReply) -> None:
     trace.usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
                     reply.model_version, reply.system_fingerprint)
@@ -51,13 +67,17 @@ class Agent:
     step_limit: int = 8
     memory: Memory = field(default_factory=ChatMemory)
 
-    def run(self, user_turns: Sequence[str], trace: Trace) -> None:
+    def run(self, user_turns: Sequence[str | UserTurn], trace: Trace) -> None:
         """Play the user turns in order, appending every event to ``trace``.
 
         Raises AgentError (counts against the agent) or InfraError (trial stays incomplete).
         """
         history: list[dict[str, Any]] = []
-        for turn, text in enumerate(user_turns, start=1):
+        for turn, item in enumerate(user_turns, start=1):
+            user = item if isinstance(item, UserTurn) else UserTurn(item)
+            if user.if_refused is not None and not refused(trace, turn - 1, user.if_refused):
+                return
+            text = user.text
             before = self.memory.snapshot()
             event = trace.add(UserMessage(turn=turn, content=redact(text),
                                           active_state_before=redact_optional(before)))

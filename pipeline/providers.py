@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from pipeline.catalog import Domain, Scenario, Suite
 from pipeline.routes import ModelRoute
+from warehouse.schema import AccessChannel
 
 DEFAULT_PROVIDER = "openai"
 """LiteLLM's provider for a model name without a prefix."""
@@ -46,6 +47,8 @@ class ModelProvider:
     """Answers in process, without a key or an endpoint (preflight checks none)."""
     injects_faults: ClassVar[bool] = False
     """Takes a ``faults:`` profile in a sweep spec (injected in process around each call)."""
+    access: ClassVar[AccessChannel | None] = None
+    """How its models are reached, when the provider knows (None: read from the api_base)."""
 
     def route(self, model: str) -> ModelRoute:
         """How LiteLLM reaches ``model``; ValueError for a name this provider does not know."""

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Scenario, Suite, known_suites, load_suites
-from pipeline.scoring import CheckResult, TrialScores, score_trial
+from pipeline.condition_rows import condition_row
+from pipeline.scoring import CheckResult, ConditionOutcome, TrialScores, score_trial
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.version import code_version
 from warehouse.query import run_named
-from warehouse.rows import CheckRow, RunRow, TrialRow
+from warehouse.rows import CheckRow, RunRow, TrialKey, TrialRow
 from warehouse.writer import WarehouseWriter
 
 
@@ -61,12 +62,25 @@ class Rescored:
     passed: bool
     scenario_changed: bool
     """The catalog's scenario hash differs from the one the trial ran with."""
+    scenario: Scenario | None = None
+    condition: ConditionOutcome | None = None
+    """A condition task's outcome, scored again."""
+
+    def _key(self, run_id: str) -> TrialKey:
+        return TrialKey(run_id=run_id, trial_id=str(self.trial.row["trial_id"]),
+                        attempt_id=str(self.trial.row["attempt_id"]))
 
     def check_rows(self, run_id: str) -> list[dict[str, Any]]:
-        key = {"run_id": run_id, "trial_id": self.trial.row["trial_id"],
-               "attempt_id": self.trial.row["attempt_id"]}
+        key = self._key(run_id).as_dict()
         return [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
                 for c in self.checks]
+
+    def condition_rows(self, run_id: str) -> list[dict[str, Any]]:
+        rules = self.scenario.condition if self.scenario is not None else None
+        if rules is None or self.condition is None or self.scenario is None:
+            return []
+        return [condition_row(self._key(run_id), self.scenario.id, rules,
+                              self.condition).as_dict()]
 
     def trial_row(self, run_id: str) -> dict[str, Any]:
         row = {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
@@ -121,7 +135,8 @@ def rescore(trial: StoredTrial, index: ScenarioIndex) -> Rescored | None:
     scenario, sha256 = found
     scoring = score_trial(trial.trace(), scenario, str(trial.row["memory_mode"]))
     return Rescored(trial, scoring.checks, scoring.scores, scoring.passed,
-                    scenario_changed=sha256 != trial.row["scenario_sha256"])
+                    scenario_changed=sha256 != trial.row["scenario_sha256"],
+                    scenario=scenario, condition=scoring.condition)
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,7 @@ def rescore_run(root: Path, run_id: str, new_run_id: str,
                     "attempt_id": r.trial.row["attempt_id"]}
                    for r in done for e in r.trial.events],
         "checks": [row for r in done for row in r.check_rows(new_run_id)],
+        "condition_trials": [row for r in done for row in r.condition_rows(new_run_id)],
         "trials": [r.trial_row(new_run_id) for r in done],
     })
     _record(writer, run_id, new_run_id, done)

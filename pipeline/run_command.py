@@ -213,12 +213,29 @@ def check(config: Any, append: bool) -> list[Any]:
             if isinstance(exc, ValidationError):
                 raise
             raise BadInput(f"--model: {exc}") from None
+        _default_modes(config, suites)
         preflight(models, suites, config.prompts, config.memory_modes)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     return [m.route for m in models if m.route is not None]
+
+
+def _default_modes(config: Any, suites: list[Any]) -> None:
+    """Memory modes nobody chose: leave out structured mode when a domain of the run has no
+    state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
+    from pipeline.catalog import load_domain
+
+    if "memory_modes" in config.model_fields_set:
+        return
+    lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
+                      if load_domain(s.scenario.domain).state_schema is None})
+    if lacking and "structured" in config.memory_modes:
+        config.memory_modes = [m for m in config.memory_modes if m != "structured"]
+        Console(stderr=True).print(
+            f"note: structured memory mode left out: domain {', '.join(lacking)} has no "
+            "state.schema.json (choose modes with --memory-mode)", markup=False)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Per-trial sandbox: the one gateway every tool call of the agent goes through.
 
-Read tools run against the trial's own deep copy of the domain's seed state. State-changing
+Read tools run against the trial's own deep copy of the domain's seed state (with the
+scenario's ``state_changes`` applied: a condition task's twin field). State-changing
 (write) tools are intercepted: the call is recorded in the journal with its arguments and the
 state revision, answered as the real system would on success, and nothing else happens.
 A tool refusing a call (unknown tool, bad arguments) is data for the agent, not an exception.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ from jsonschema.exceptions import best_match
 
 from pipeline.catalog import Domain
 from pipeline.catalog.case_models import RecordedResult
+from pipeline.catalog.state_paths import set_path
 
 ToolsMode = Literal["sandbox", "mock"]
 TOOLS_MODES: tuple[ToolsMode, ...] = ("sandbox", "mock")
@@ -57,11 +59,14 @@ def recorded_answer(recorded: Sequence[RecordedResult], name: str, arguments: di
 
 class Sandbox:
     def __init__(self, domain: Domain, tools: ToolsMode = "sandbox",
-                 recorded: Sequence[RecordedResult] = ()) -> None:
+                 recorded: Sequence[RecordedResult] = (),
+                 state_changes: Mapping[str, Any] | None = None) -> None:
         self.domain = domain
         self.tools = tools
         self.recorded = tuple(recorded)
         self.state: dict[str, Any] = copy.deepcopy(dict(domain.seed_state))
+        for field, value in (state_changes or {}).items():
+            set_path(self.state, field, copy.deepcopy(value))
         self.revision = 1
         self.journal: list[JournalEntry] = []
 

@@ -14,8 +14,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.agent import Agent
+from pipeline.agent import Agent, UserTurn
 from pipeline.catalog import load_domain
+from pipeline.channels import access_channel
+from pipeline.condition_rows import condition_row
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
@@ -26,7 +28,7 @@ from pipeline.redact import redact
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
 from pipeline.trace import Event, Trace
-from warehouse.rows import CheckRow, TrialKey, TrialRow, TrialScoreColumns
+from warehouse.rows import CheckRow, ConditionTrialRow, TrialKey, TrialRow, TrialScoreColumns
 from warehouse.schema import TrialStatus
 
 
@@ -43,6 +45,8 @@ class TrialResult:
     trial: TrialRow
     events: tuple[Event, ...] = ()
     checks: tuple[CheckResult, ...] = ()
+    condition: ConditionTrialRow | None = None
+    """A condition task's outcome (seed 002), when the scenario is one."""
 
     @property
     def status(self) -> TrialStatus:
@@ -57,12 +61,14 @@ class TrialResult:
             "events": [{**key, **e.row()} for e in self.events],
             "checks": [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
                        for c in self.checks],
+            "condition_trials": [self.condition.as_dict()] if self.condition else [],
         }
 
 
 def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]:
     """The rows of many attempts by table."""
-    out: dict[str, list[dict[str, Any]]] = {"trials": [], "events": [], "checks": []}
+    out: dict[str, list[dict[str, Any]]] = {"trials": [], "events": [], "checks": [],
+                                            "condition_trials": []}
     for result in results:
         for table, rows in result.tables().items():
             out[table] += rows
@@ -99,7 +105,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
               client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     case = spec.scenario.case
-    sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else ())
+    sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else (),
+                      spec.scenario.state_changes)
     model = client or model_client_for(spec)
     agent = Agent(
         model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),
@@ -115,7 +122,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     error_kind: str | None = None
     error_message: str | None = None
     try:
-        agent.run([t.user for t in spec.scenario.turns], trace)
+        agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
@@ -155,6 +162,7 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         domain=spec.scenario.domain,
         model=spec.model.name,
         provider=spec.model.provider,
+        access_channel=access_channel(spec.model.name, spec.model.api_base),
         model_version=usage.model_version,
         system_fingerprint=usage.system_fingerprint,
         temperature=spec.model.temperature,
@@ -182,7 +190,14 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         code_version=ctx.code_version,
         node_id=node_id,
     )
-    return TrialResult(trial, tuple(trace.events), scoring.checks if scoring is not None else ())
+    rules = spec.scenario.condition
+    condition = (condition_row(TrialKey(run_id=trial.run_id, trial_id=trial.trial_id,
+                                        attempt_id=trial.attempt_id),
+                               spec.scenario.id, rules, scoring.condition)
+                 if scoring is not None and scoring.condition is not None and rules is not None
+                 else None)
+    return TrialResult(trial, tuple(trace.events),
+                       scoring.checks if scoring is not None else (), condition)
 
 
 def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,

@@ -29,6 +29,10 @@ class ReadOnlyViolation(ValueError):
     """Ad-hoc SQL that would change, attach, install or export something."""
 
 
+VIEW_FILES = ("views", "failure_map", "condition_decisions")
+"""The ``.sql`` files that create the views, in order (a later one reads the earlier)."""
+
+
 def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
             ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
@@ -53,7 +57,8 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
             )
         else:
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
-    con.execute(sql_text("views"))
+    for views in VIEW_FILES:
+        con.execute(sql_text(views))
     if locked:
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",

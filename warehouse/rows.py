@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from warehouse.schema import AttemptOutcome, TransitionClass, TrialStatus, Verdict
+from warehouse.schema import AccessChannel, AttemptOutcome, TransitionClass, TrialStatus, Verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +78,7 @@ class TrialRow(TrialScoreColumns, TrialKey):
     domain: str
     model: str
     provider: str
+    access_channel: AccessChannel | None
     model_version: str | None
     system_fingerprint: str | None
     temperature: float
@@ -164,3 +165,26 @@ class ComparisonRow(_Row):
     confidence: float
     resamples: int
     seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionTrialRow(TrialKey):
+    """A row of ``condition_trials``: a condition task's trial, what was done and said."""
+
+    scenario_id: str
+    pair_id: str
+    condition_id: str
+    condition_type: str
+    tool: str
+    enforced: str
+    stated: str
+    changed_field: str
+    role: str
+    format: str
+    outcome: str
+    report: str | None
+    reply: str | None
+    repeat_played: bool
+    repeat_outcome: str | None
+    repeat_report: str | None
+    repeat_reply: str | None

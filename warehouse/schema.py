@@ -13,11 +13,11 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
-checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. Files of
-older versions are read on: their missing columns are null (the readers derive ``blocked`` from
-the v2 error text)."""
+checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
+trials.access_channel, the condition_trials table. Files of older versions are read on: their
+missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
@@ -26,6 +26,11 @@ TRIAL_STATUSES: tuple[TrialStatus, ...] = get_args(TrialStatus)
 AttemptOutcome = TrialStatus
 """An attempt ends in the status its trial would have if it were the final attempt."""
 ATTEMPT_OUTCOMES: tuple[AttemptOutcome, ...] = TRIAL_STATUSES
+
+AccessChannel = Literal["direct_api", "router", "local_server", "reference"]
+"""How a model under test was reached: a provider's own API, a router (one API in front of many
+providers), a server on this machine, or an offline reference model."""
+ACCESS_CHANNELS: tuple[AccessChannel, ...] = get_args(AccessChannel)
 
 EventKind = Literal[
     "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
@@ -114,7 +119,9 @@ TRIALS = Table(
         _c("domain", pa.string(), "Domain of the scenario."),
         _c("model", pa.string(), "Model name under test, as the sweep named it (e.g. "
            "local/default, openai/gpt-4o-mini)."),
-        _c("provider", pa.string(), "Provider / access channel (LiteLLM provider prefix)."),
+        _c("provider", pa.string(), "Provider group (LiteLLM provider prefix)."),
+        _c("access_channel", pa.string(), "How the model was reached: " +
+           " / ".join(ACCESS_CHANNELS) + " (null in files before v5).", nullable=True),
         _c("model_version", pa.string(), "Model version the provider reported (local models: "
            "the GGUF's sha256).", nullable=True),
         _c("system_fingerprint", pa.string(), "Backend configuration the provider reported "
@@ -300,8 +307,45 @@ COMPARISONS = Table(
     ),
 )
 
+CONDITION_TRIALS = Table(
+    "condition_trials",
+    "One row per trial attempt of a condition task (seed 002; docs/conditions.md): which "
+    "condition, which delivery format, what the agent did (from the journal) and said.",
+    (
+        *_TRIAL_KEY,
+        _c("scenario_id", pa.string(), "The generated scenario: <task id>.<format> or .twin."),
+        _c("pair_id", pa.string(), "The condition task: the same for a forbidden task and its "
+           "allowed twin."),
+        _c("condition_id", pa.string(), "<write tool>/<condition id> (tools.json)."),
+        _c("condition_type", pa.string(), "existence / state / deadline / authority / quantity "
+           "/ order / other."),
+        _c("tool", pa.string(), "The write tool the condition belongs to."),
+        _c("enforced", pa.string(), "Where the condition is enforced today: code / prompt / "
+           "nowhere."),
+        _c("stated", pa.string(), "rule: the data state the rule in words; fact: only the "
+           "fact."),
+        _c("changed_field", pa.string(), "The seed-state field the twin changes."),
+        _c("role", pa.string(), "forbidden / twin."),
+        _c("format", pa.string(), "Delivery format of the first submission: plain / "
+           "pressure_boss / pressure_urgency / canonical_request / canonical_steps."),
+        _c("outcome", pa.string(), "First submission, from the journal: failure / refusal / "
+           "general_refusal / no_answer (forbidden); executed / not_executed (twin)."),
+        _c("report", pa.string(), "What was said against what was done: silent_success / "
+           "incomplete_checklist / honest_report / false_success; null otherwise.",
+           nullable=True),
+        _c("reply", pa.string(), "The first submission's final reply (redacted, first 500 "
+           "characters).", nullable=True),
+        _c("repeat_played", pa.bool_(), "The bare repeat after a refusal was played."),
+        _c("repeat_outcome", pa.string(), "The repeat's outcome (null when not played).",
+           nullable=True),
+        _c("repeat_report", pa.string(), "The repeat's report kind.", nullable=True),
+        _c("repeat_reply", pa.string(), "The repeat's final reply (first 500 characters).",
+           nullable=True),
+    ),
+)
+
 TABLES: dict[str, Table] = {
-    t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS)
+    t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS, CONDITION_TRIALS)
 }
 
 

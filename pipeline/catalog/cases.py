@@ -66,13 +66,17 @@ def parse_case(path: Path, number: int, raw: Any) -> Scenario:
 
 
 def request_text(case: Case) -> str:
-    """What the agent is told: the message, then the interface context (if any) as a fenced
-    JSON block ``{"context": {...}}``."""
-    if not case.context.interface:
-        return case.input.message
-    context = json.dumps({"context": case.context.interface}, ensure_ascii=False,
-                         sort_keys=True)
-    return f"{case.input.message}\n\n```json\n{context}\n```"
+    """What the agent is told: the message, then the interface context (if any)."""
+    return with_interface(case.input.message, case.context.interface)
+
+
+def with_interface(message: str, interface: dict[str, Any]) -> str:
+    """A request as an interface passes it: the message, then the interface context (if any)
+    as a fenced JSON block ``{"context": {...}}``."""
+    if not interface:
+        return message
+    context = json.dumps({"context": interface}, ensure_ascii=False, sort_keys=True)
+    return f"{message}\n\n```json\n{context}\n```"
 
 
 def _check_against_domain(where: str, number: int, case: Case, domain: Domain) -> None:

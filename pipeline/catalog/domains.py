@@ -27,12 +27,13 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from pipeline.catalog.condition_models import REQUEST_SLOT, ConditionStyle
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.jsonlines import Location, line_of, read_json
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
 from pipeline.hashing import sha256_json, sha256_text
 
-M = TypeVar("M", ToolCatalog, ReferenceReplies)
+M = TypeVar("M", ToolCatalog, ReferenceReplies, ConditionStyle)
 ReadTool = Callable[[dict[str, Any], dict[str, Any]], Any]
 StateInvariants = Callable[[dict[str, Any]], list[str]]
 CATALOGS_ENV = "AGENTSWEEP_CATALOGS"
@@ -94,6 +95,8 @@ class Domain:
     """The response check's patterns of "this tool's action was done" (``claims.py``)."""
     reference_replies: ReferenceReplies = ReferenceReplies()
     """What the reference mutants say in this domain's words (``reference_replies.json``)."""
+    condition_style: ConditionStyle | None = None
+    """The domain's wording for conditions suites (``conditions.json``; docs/conditions.md)."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -154,6 +157,7 @@ def _load(path: Path) -> Domain:
         claim_patterns=tuple(getattr(_module(claims, name), "CLAIM_PATTERNS", ()))
         if claims.is_file() else (),
         reference_replies=_reference_replies(path / "reference_replies.json"),
+        condition_style=_condition_style(path / "conditions.json"),
     )
 
 
@@ -171,6 +175,18 @@ def _reference_replies(path: Path) -> ReferenceReplies:
         return ReferenceReplies()
     raw, lines = read_json(path)
     return _validated(ReferenceReplies, raw, lines, path)
+
+
+def _condition_style(path: Path) -> ConditionStyle | None:
+    if not path.is_file():
+        return None
+    raw, lines = read_json(path)
+    style = _validated(ConditionStyle, raw, lines, path)
+    for name, text in style.formats.items():
+        if REQUEST_SLOT not in text:
+            raise CatalogError(str(path), line_of(["formats", name], lines), f"formats.{name}",
+                               f"the format's text must hold {REQUEST_SLOT}")
+    return style
 
 
 def _module(path: Path, domain: str) -> ModuleType:

@@ -12,7 +12,8 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from pipeline.catalog.cases import CASE_MARK, is_case, parse_case
+from pipeline.catalog.cases import is_case, parse_case
+from pipeline.catalog.conditions import is_condition_task, parse_condition_task
 from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.expectations import check_expectations
@@ -20,9 +21,10 @@ from pipeline.catalog.golden import check_golden_calls, short
 from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
+from pipeline.catalog.state_paths import has_path
 from pipeline.hashing import sha256_json
 
-SuiteKind = Literal["scenarios", "cases"]
+SuiteKind = Literal["scenarios", "cases", "conditions"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,8 @@ class Suite:
     sha256: str
     scenarios: tuple[LoadedScenario, ...]
     kind: SuiteKind = "scenarios"
-    """``cases``: every line a regression case (pipeline.catalog.cases)."""
+    """``cases``: every line a regression case (pipeline.catalog.cases); ``conditions``: every
+    line a condition task (pipeline.catalog.conditions)."""
 
 
 @cache
@@ -107,14 +110,14 @@ def load_suite(path: Path) -> Suite:
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         raw = _json_line(path, number, line)
-        kind = kind or ("cases" if is_case(raw) else "scenarios")
-        loaded = _parse_line(path, number, raw, kind)
-        previous = ids.get(loaded.scenario.id)
-        if previous is not None:
-            raise CatalogError(str(path), number, "id",
-                               f"duplicate id {loaded.scenario.id!r} (first on line {previous})")
-        ids[loaded.scenario.id] = number
-        scenarios.append(loaded)
+        kind = kind or _kind_of(raw)
+        for loaded in _parse_line(path, number, raw, kind):
+            previous = ids.get(loaded.scenario.id)
+            if previous is not None:
+                raise CatalogError(str(path), number, "id", f"duplicate id "
+                                   f"{loaded.scenario.id!r} (first on line {previous})")
+            ids[loaded.scenario.id] = number
+            scenarios.append(loaded)
     if not scenarios:
         raise CatalogError(str(path), None, "-", "the suite has no scenarios")
     return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios),
@@ -129,14 +132,33 @@ def _json_line(path: Path, number: int, line: str) -> Any:
                            f"{exc.msg}") from None
 
 
-def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> LoadedScenario:
+def _kind_of(raw: Any) -> SuiteKind:
+    if is_case(raw):
+        return "cases"
+    return "conditions" if is_condition_task(raw) else "scenarios"
+
+
+_LINE_OF_KIND: dict[SuiteKind, str] = {
+    "scenarios": "a scenario (it has turns)", "cases": "a case (it has input)",
+    "conditions": "a condition task (it has condition)",
+}
+
+
+def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> list[LoadedScenario]:
     where = str(path)
-    if is_case(raw) != (kind == "cases"):
-        expected = "a case (it has input)" if kind == "cases" else "a scenario (it has turns)"
-        raise CatalogError(where, number, CASE_MARK if kind == "scenarios" else "-",
-                           f"this is a {kind} suite (its first line): every line is {expected}")
+    if _kind_of(raw) != kind:
+        raise CatalogError(where, number, "-", f"this is a {kind} suite (its first line): "
+                           f"every line is {_LINE_OF_KIND[kind]}")
     if kind == "cases":
-        return LoadedScenario(parse_case(path, number, raw), sha256_json(raw), number)
+        return [LoadedScenario(parse_case(path, number, raw), sha256_json(raw), number)]
+    if kind == "conditions":
+        generated = []
+        for scenario, sha256 in parse_condition_task(path, number, raw):
+            domain = load_domain(scenario.domain)
+            _check_against_domain(where, number, scenario, domain)
+            check_expectations(where, number, scenario, domain)
+            generated.append(LoadedScenario(scenario, sha256, number))
+        return generated
     scenario = validate_line(Scenario, _validator(), where, number, raw)
     try:
         domain = load_domain(scenario.domain)
@@ -146,13 +168,31 @@ def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> LoadedSce
         raise CatalogError(where, number, "domain", exc.message) from None
     _check_against_domain(where, number, scenario, domain)
     check_expectations(where, number, scenario, domain)
-    return LoadedScenario(scenario, sha256_json(raw), number)
+    return [LoadedScenario(scenario, sha256_json(raw), number)]
 
 
 def _check_against_domain(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
     for t, turn in enumerate(scenario.turns):
         check_golden_calls(where, number, f"turns.{t}.golden", turn.golden, domain)
+        if turn.if_refused is not None:
+            _check_conditional_turn(where, number, t, turn.if_refused, domain)
+    for field in scenario.state_changes:
+        if not has_path(domain.seed_state, field):
+            raise CatalogError(where, number, f"state_changes.{field}", f"{field!r} is not a "
+                               f"field of the seed state of domain {domain.name}")
     _check_golden_states(where, number, scenario, domain)
+
+
+def _check_conditional_turn(where: str, number: int, index: int, tool_name: str,
+                            domain: Domain) -> None:
+    field = f"turns.{index}.if_refused"
+    if index == 0:
+        raise CatalogError(where, number, field, "the first turn cannot be conditional: no "
+                           "earlier turn's refusal for it to answer")
+    tool = domain.tool(tool_name)
+    if tool is None or tool.kind != "write":
+        raise CatalogError(where, number, field, f"{tool_name!r} is not a write tool of domain "
+                           f"{domain.name}: there is no refusal of it to answer")
 
 
 def _check_golden_states(where: str, number: int, scenario: Scenario, domain: Domain) -> None:

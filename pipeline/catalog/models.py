@@ -13,8 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.json_schema import SkipJsonSchema
 
 from pipeline.catalog.case_models import CaseContext, CaseExpected, CaseInput, CaseRules
+from pipeline.catalog.condition_models import Condition, ConditionRules
 
-ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression"]
+ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression",
+                        "condition"]
 
 
 class Strict(BaseModel):
@@ -89,6 +91,11 @@ class Turn(Strict):
     response_forbids: list[str] = Field(
         default_factory=list,
         description="Claims the reply must not make (case-insensitive phrases).",
+    )
+    if_refused: str | None = Field(
+        default=None,
+        description="A conditional turn: played only when the previous turn attempted no call "
+        "of this write tool (decided from the tool journal, not from the reply's text).",
     )
 
     @field_validator("golden")
@@ -257,6 +264,12 @@ class Scenario(Strict):
     case: SkipJsonSchema[CaseRules | None] = Field(default=None, exclude=True)
     """The regression case this scenario was built from (a cases suite; never written in a
     scenario suite: the JSON Schema has no such field)."""
+    condition: SkipJsonSchema[ConditionRules | None] = Field(default=None, exclude=True)
+    """The condition task this scenario was generated from (a conditions suite; never written
+    in a scenario suite)."""
+    state_changes: dict[str, Any] = Field(default_factory=dict, description=(
+        "Changes to the domain's seed state this scenario starts from: dotted path (list items "
+        "by index) -> value; every path must exist in the seed state."))
     expectations: Expectations = Field(default_factory=Expectations)
     turning_point: int | None = Field(
         default=None, ge=1, description="Turn where the intent changes; null for none."
@@ -294,12 +307,22 @@ class ToolSpec(Strict):
     intercept_response: dict[str, Any] | None = Field(
         default=None, description="What an intercepted write answers on success."
     )
+    conditions: list[Condition] = Field(default_factory=list, description=(
+        "Applicability conditions of a write tool (seed 002; docs/conditions.md)."))
 
     @model_validator(mode="after")
     def _write_tools_answer(self) -> ToolSpec:
         if self.kind == "write" and self.intercept_response is None:
             raise ValueError("a write tool needs an intercept_response")
+        if self.conditions and self.kind != "write":
+            raise ValueError("only a write tool has applicability conditions")
+        ids = [c.id for c in self.conditions]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"condition ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")
         return self
+
+    def condition(self, condition_id: str) -> Condition | None:
+        return next((c for c in self.conditions if c.id == condition_id), None)
 
 
 class ToolCatalog(Strict):

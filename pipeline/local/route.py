@@ -30,5 +30,7 @@ class LocalProvider(ModelProvider):
     """``local/<name>``: registered in ``pipeline.providers``; only its route differs from a
     plain OpenAI-compatible provider (the node's server is started by ``pipeline.services``)."""
 
+    access = "local_server"
+
     def route(self, model: str) -> ModelRoute:
         return local_route(model)

@@ -29,6 +29,7 @@ from pipeline.routes import ModelRoute
 
 
 class _ReferenceProvider(ModelProvider):
+    access = "reference"
     channel: ClassVar[ScriptChannel]
 
     def route(self, model: str) -> ModelRoute:

@@ -47,9 +47,10 @@ def _golden(script: Script) -> Script:
 
 def _variants() -> dict[str, Variant]:
     from pipeline.models.broken import BROKEN
+    from pipeline.models.condition_agents import VARIANTS
     from pipeline.models.mutants import MUTANTS
 
-    return {"golden": _golden, **MUTANTS, **BROKEN}
+    return {"golden": _golden, **MUTANTS, **BROKEN, **VARIANTS}
 
 
 class _Registry(Mapping[str, Variant]):
@@ -97,7 +98,9 @@ def golden_script(scenario: Scenario, domain: Domain | None = None) -> Script:
                 actions.append({"reply": action.reply})
         turns.append({"actions": actions, "summary": turn.summary, "state": turn.state,
                       "clarification": turn.clarification})
+    condition = scenario.condition
     return {
+        "condition": condition.model_dump(mode="json") if condition is not None else None,
         "turns": turns,
         "turning_point": scenario.turning_point,
         "mutation": scenario.mutation.model_dump(mode="json"),

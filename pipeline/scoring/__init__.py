@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pipeline.catalog import Domain, Scenario, load_domain
 from pipeline.scoring.checks import run_checks
 from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns
+from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
 from pipeline.scoring.journal import Call, Journal, Reply
 from pipeline.scoring.results import (
     CHECK_VERSIONS,
@@ -27,7 +28,8 @@ from pipeline.trace import Trace
 
 __all__ = [
     "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Call", "CheckKind",
-    "CheckResult", "ClaimPatterns", "Journal", "Reply", "ScoreName", "TrialScores",
+    "CheckResult", "ClaimPatterns", "ConditionOutcome", "Journal", "Reply", "ScoreName",
+    "TrialScores",
     "TrialScoring", "score_trial",
 ]
 
@@ -38,6 +40,8 @@ class TrialScoring:
     scores: TrialScores
     passed: bool
     """Every check held and no agent error ended the dialog."""
+    condition: ConditionOutcome | None = None
+    """A condition task's outcome (seed 002): what was done and said."""
 
 
 def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
@@ -49,4 +53,7 @@ def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
     checks = run_checks(journal, scenario, memory_mode, trace.ended_by, domain)
     scores = summarize_trial(journal, scenario, domain, checks, memory_mode)
     passed = trace.ended_by is None and all(c.passed for c in checks)
-    return TrialScoring(tuple(checks), scores, passed)
+    rules = scenario.condition
+    outcome = (condition_outcome(journal, rules, domain.claim_patterns)
+               if rules is not None else None)
+    return TrialScoring(tuple(checks), scores, passed, outcome)

@@ -104,8 +104,9 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
                  played: Played) -> list[CheckResult]:
     results: list[CheckResult] = []
     for number, turn in enumerate(scenario.turns, start=1):
-        if not played.reached(number):
-            break
+        if not played.reached(number) or (turn.if_refused is not None
+                                          and number > journal.last_turn):
+            break  # the dialog ended: by an agent error, or a conditional turn not played
         if memory_mode == "structured":
             results += state_checks(number, turn, journal.memory_after.get(number))
         elif memory_mode == "summary":

@@ -36,3 +36,9 @@ SELECT * FROM attempts_all;
 -- Baseline vs candidate comparisons (one row per paired cell; run_id is the candidate).
 CREATE OR REPLACE VIEW comparisons AS
 SELECT * FROM comparisons_all;
+
+-- Condition tasks (seed 002): the row of each trial's chosen attempt.
+CREATE OR REPLACE VIEW condition_trials AS
+SELECT c.*
+FROM condition_trials_all AS c
+SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
