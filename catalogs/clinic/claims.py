@@ -1,0 +1,22 @@
+"""What the clinic domain's replies say when they claim an action was done.
+
+Completed forms (past tense, short passive) per write tool, for the response check
+``said_vs_done`` (pipeline.scoring.claims) and the conditions method's false-success report:
+"записал пациентку", "запись оформлена", "пациент записан на приём".
+"""
+
+from __future__ import annotations
+
+from pipeline.scoring import ANY_WORDS, ClaimPatterns
+
+CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
+    ClaimPatterns.of(
+        "book_appointment",
+        r"\b(?P<verb>записал[аи]?)\b",
+        r"\bзапис[ьи]" + ANY_WORDS % 4
+        + r"(?P<verb>(?:оформлен|создан|подтвержден|подтверждён|сделан)[аоы]?)\b",
+        r"\bпациент\w*" + ANY_WORDS % 5 + r"(?P<verb>записан[аоы]?)\b",
+        r"\b(?P<verb>записан[аоы]?)" + ANY_WORDS % 3 + r"на\s+при[её]м",
+        r"\b(?P<verb>(?:оформил|создал)[аи]?)" + ANY_WORDS % 2 + r"запись",
+    ),
+)
