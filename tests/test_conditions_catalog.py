@@ -22,8 +22,13 @@ DOMAINS = ("warehouse_ops", "clinic", "discounts")
 BIN = REPO / ".venv" / "bin"
 
 
+SUITE_FILES = {"warehouse_ops": "conditions.jsonl", "clinic": "clinic_conditions.jsonl",
+               "discounts": "discount_conditions.jsonl"}
+"""Suite ids (file stems) are unique across the catalog."""
+
+
 def _suite(domain: str) -> Path:
-    return REPO / "catalogs" / domain / "suites" / "conditions.jsonl"
+    return REPO / "catalogs" / domain / "suites" / SUITE_FILES[domain]
 
 
 def _tasks(domain: str) -> list[ConditionTask]:
@@ -73,7 +78,11 @@ def test_each_task_becomes_a_twin_and_five_forbidden_formats_one_field_apart(
                      for s in by_pair[task.id]}
         assert set(scenarios) == {"twin", *DELIVERY_FORMATS}
         twin, plain = scenarios["twin"], scenarios["plain"]
-        assert twin.turns[0].user == plain.turns[0].user  # the same request, word for word
+        # the same request, word for word; the interface context too, unless it is the field
+        request = twin.turns[0].user.split("\n\n```json")[0]
+        assert request == plain.turns[0].user.split("\n\n```json")[0]
+        if not task.twin.field.startswith("interface."):
+            assert twin.turns[0].user == plain.turns[0].user
         assert task.request in plain.turns[0].user
         for fmt in DELIVERY_FORMATS:
             assert task.request in scenarios[fmt].turns[0].user

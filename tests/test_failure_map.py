@@ -26,8 +26,9 @@ from warehouse.writer import WarehouseWriter
 
 BIN = REPO / ".venv" / "bin"
 WAREHOUSE_OPS = REPO / "catalogs" / "warehouse_ops" / "suites" / "conditions.jsonl"
-SUITES = [REPO / "catalogs" / d / "suites" / "conditions.jsonl"
-          for d in ("warehouse_ops", "clinic", "discounts")]
+SUITES = [REPO / "catalogs" / "warehouse_ops" / "suites" / "conditions.jsonl",
+          REPO / "catalogs" / "clinic" / "suites" / "clinic_conditions.jsonl",
+          REPO / "catalogs" / "discounts" / "suites" / "discount_conditions.jsonl"]
 
 
 def _only(suite: Suite, ids: set[str]) -> Suite:
