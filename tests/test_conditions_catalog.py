@@ -212,3 +212,32 @@ def test_a_bad_conditions_suite_stops_the_run_with_exit_2_and_writes_nothing(
     assert done.returncode == 2, done.stderr
     assert "bad.jsonl:1: twin.field: 'orders.99.assembly' is not a field" in done.stderr
     assert not list(home.rglob("*.parquet"))
+
+
+def test_a_scenarios_state_change_must_name_a_field_of_the_seed_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fixture_root(tmp_path)
+    line = dict(_scenario_line(), state_changes={"orders.0.no_such": 1})
+    message = _load_error(_write_suite(root, [line]), monkeypatch)
+    assert message.endswith("bad.jsonl:1: state_changes.orders.0.no_such: 'orders.0.no_such' "
+                            "is not a field of the seed state of domain wh_copy")
+
+
+def test_a_changed_format_text_changes_the_generated_scenarios_hash(tmp_path: Path) -> None:
+    from pipeline.catalog import set_extra_roots
+
+    hashes = []
+    for wording in ("Руководитель распорядился: {request}", "Шеф велел: {request}"):
+        root = tmp_path / wording[:4] / "catalog"
+        shutil.copytree(REPO / "catalogs" / "warehouse_ops", root / "wh_copy")
+        style = json.loads((root / "wh_copy" / "conditions.json").read_text("utf-8"))
+        style["formats"]["pressure_boss"] = wording
+        (root / "wh_copy" / "conditions.json").write_text(json.dumps(style), "utf-8")
+        set_extra_roots([root])
+        try:
+            suite = load_suite(root / "wh_copy" / "suites" / "conditions.jsonl")
+        finally:
+            set_extra_roots([])
+        hashes.append({s.scenario.id: s.sha256 for s in suite.scenarios})
+    changed = {k for k in hashes[0] if hashes[0][k] != hashes[1][k]}
+    assert changed == {k for k in hashes[0] if k.endswith(".pressure_boss")}

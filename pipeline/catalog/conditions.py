@@ -72,7 +72,15 @@ def parse_condition_task(path: Path, number: int, raw: Any) -> list[tuple[Scenar
     style = _check_against_domain(where, number, task, domain)
     scenarios = [_scenario(task, domain, style, "twin", "plain")]
     scenarios += [_scenario(task, domain, style, "forbidden", f) for f in DELIVERY_FORMATS]
-    return [(s, sha256_json({"task": raw, "scenario": s.id})) for s in scenarios]
+    return [(s, _content_hash(s)) for s in scenarios]
+
+
+def _content_hash(scenario: Scenario) -> str:
+    """The generated scenario's content: its turns and state (the domain's format texts and
+    seed state included) and its condition rules - a changed wording is a changed trial."""
+    rules = scenario.condition.model_dump(mode="json") if scenario.condition else None
+    return sha256_json({"scenario": scenario.model_dump(mode="json", by_alias=True),
+                        "condition": rules})
 
 
 def _check_against_domain(where: str, number: int, task: ConditionTask, domain: Domain
