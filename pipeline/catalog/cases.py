@@ -59,7 +59,7 @@ def parse_case(path: Path, number: int, raw: Any) -> Scenario:
         "title": case.title, "tags": list(case.tags), "critical": case.critical,
         "turns": [Turn(user=request_text(case), golden=list(case.golden),
                        summary=case.input.message)],
-        "mutation": case.mutation, "catches": list(case.catches),
+        "mutation": case.mutation, "catches": list(case.catches), "database": case.database,
         "case": CaseRules(expected=case.expected, schema_document=schema,
                           recorded=list(case.context.tool_results)),
     })
