@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 from pipeline.catalog import Domain
+from pipeline.catalog.database_models import RowChange
 
 Snapshot = dict[str, dict[str, Any]]
 """table -> {"key": [primary-key columns], "columns": [...], "rows": [{column: value}]}."""
@@ -25,13 +28,20 @@ def _template(sql: str) -> sqlite3.Connection:
     return template
 
 
-def fresh_database(domain: Domain) -> sqlite3.Connection:
-    """A new in-memory copy of the domain's seeded database, for one trial only."""
+def fresh_database(domain: Domain, setup: Sequence[RowChange] = ()) -> sqlite3.Connection:
+    """A new in-memory copy of the domain's seeded database, for one trial only, with the
+    scenario's ``setup`` changes applied."""
     if domain.database_sql is None:
         raise ValueError(f"domain {domain.name} has no database (tools.json sandbox)")
     copy = sqlite3.connect(":memory:", check_same_thread=False)
     with _lock:
         _template(domain.database_sql).backup(copy)
+    for change in setup:
+        assignments = ", ".join(f'"{c}" = ?' for c in change.set)
+        condition = " AND ".join(f'"{c}" = ?' for c in change.key)
+        copy.execute(f'UPDATE "{change.table}" SET {assignments} WHERE {condition}',
+                     [*change.set.values(), *change.key.values()])
+    copy.commit()
     return copy
 
 
@@ -52,3 +62,21 @@ def snapshot(db: sqlite3.Connection) -> Snapshot:
         out[table] = {"key": key, "columns": columns,
                       "rows": [dict(zip(columns, r, strict=True)) for r in rows]}
     return out
+
+
+Content = dict[str, Counter[tuple[Any, ...]]]
+"""Every table's rows as a multiset of tuples: what "the state" is, for counting effects."""
+
+
+def content(db: sqlite3.Connection) -> Content:
+    return {table: Counter(db.execute(f'SELECT * FROM "{table}"').fetchall())
+            for table in _tables(db)}
+
+
+def changed_rows(before: Content, after: Content) -> int:
+    """Rows whose content differs (an updated row counts once: gone and come back changed)."""
+    total = 0
+    for table in set(before) | set(after):
+        old, new = before.get(table, Counter()), after.get(table, Counter())
+        total += max(sum((old - new).values()), sum((new - old).values()))
+    return total

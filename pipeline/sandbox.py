@@ -8,9 +8,9 @@ A tool refusing a call (unknown tool, bad arguments) is data for the agent, not 
 
 A database domain (``tools.json``: ``"sandbox": "database"``) is the second style: its tools run
 against the trial's own copy of the domain's SQLite database (pipeline.database), writes for
-real; each call's ``effects`` is the number of rows it changed (an idempotent repeat changes
-none), and a scenario's fault (``timeout_after_commit``) lets the write commit and then answers
-the agent as if it had failed.
+real; each call's ``effects`` is the number of rows whose content it changed (an idempotent
+repeat, or writing a value that is already there, changes none), and a scenario's fault
+(``timeout_after_commit``) lets the write commit and then answers the agent as if it had failed.
 
 Mock-tools mode (``tools="mock"``, ``--tools mock``) runs no tool code at all: every call, read
 or write, is answered from the recorded results it is given (a regression case's
@@ -34,9 +34,9 @@ from jsonschema.exceptions import best_match
 
 from pipeline.catalog import Domain
 from pipeline.catalog.case_models import RecordedResult
-from pipeline.catalog.database_models import TIMEOUT_MESSAGE, Fault
+from pipeline.catalog.database_models import TIMEOUT_MESSAGE, DatabaseRules
 from pipeline.catalog.state_paths import set_path
-from pipeline.database import Snapshot, fresh_database, snapshot
+from pipeline.database import Snapshot, changed_rows, content, fresh_database, snapshot
 
 ToolsMode = Literal["sandbox", "mock"]
 TOOLS_MODES: tuple[ToolsMode, ...] = ("sandbox", "mock")
@@ -73,7 +73,7 @@ class Sandbox:
     def __init__(self, domain: Domain, tools: ToolsMode = "sandbox",
                  recorded: Sequence[RecordedResult] = (),
                  state_changes: Mapping[str, Any] | None = None,
-                 faults: Sequence[Fault] = ()) -> None:
+                 database: DatabaseRules | None = None) -> None:
         self.domain = domain
         self.tools = tools
         self.recorded = tuple(recorded)
@@ -81,9 +81,9 @@ class Sandbox:
         for field, value in (state_changes or {}).items():
             set_path(self.state, field, copy.deepcopy(value))
         self.db: sqlite3.Connection | None = (
-            fresh_database(domain) if domain.sandbox == "database" and tools == "sandbox"
-            else None)
-        self.faults = tuple(faults)
+            fresh_database(domain, database.setup if database is not None else ())
+            if domain.sandbox == "database" and tools == "sandbox" else None)
+        self.faults = tuple(database.faults) if database is not None else ()
         self.write_counts: Counter[str] = Counter()
         self.revision = 1
         self.journal: list[JournalEntry] = []
@@ -118,10 +118,10 @@ class Sandbox:
             result = self.domain.read_tools[name](db, arguments)
             return ToolOutcome(result, False, self.revision, _refusal(result))
         self.write_counts[name] += 1
-        before = db.total_changes
+        before, touched = content(db), db.total_changes
         result = self.domain.write_tools[name](db, arguments)
         db.commit()
-        effects = db.total_changes - before
+        effects = changed_rows(before, content(db)) if db.total_changes != touched else 0
         self.journal.append(JournalEntry(name, arguments, self.revision))
         if effects:
             self.revision += 1

@@ -58,6 +58,8 @@ class Fault(_Strict):
 class DatabaseRules(_Strict):
     """What a database scenario declares beyond its turns (scoring and the sandbox read it)."""
 
+    setup: list[RowChange] = Field(default_factory=list, description=(
+        "Changes to the seed database this scenario starts from (an order already shipped)."))
     expected: DatabaseExpectation
     faults: list[Fault] = Field(default_factory=list)
     diagnostics: list[DiagnosticName] = Field(default_factory=lambda: list(DIAGNOSTICS),

@@ -174,7 +174,8 @@ def _load(path: Path) -> Domain:
         name=name,
         path=path,
         tools=tuple(catalog.tools),
-        seed_state=read_json(path / "state.json")[0],
+        seed_state=read_json(path / "state.json")[0]
+        if catalog.sandbox == "intercept" or (path / "state.json").is_file() else {},
         tools_sha256=sha256_json(raw_tools),
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
