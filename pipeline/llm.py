@@ -55,7 +55,8 @@ class ModelReply:
         return message
 
 
-CallPurpose = Literal["planner", "summary", "state"]
+CallPurpose = Literal["planner", "summary", "state", "judge"]
+"""``judge``: an LLM judge's call (pipeline.judge), never part of a trial."""
 # CALL_TAG_KEY (pipeline.routes): the call tag (purpose, turn) goes in LiteLLM ``metadata`` and,
 # when the call has an ``extra_body``, in the request body. Real providers ignore it.
 
