@@ -36,19 +36,20 @@ def _reply(passed: bool, reason: str) -> str:
 
 
 def _message(answer: object) -> str:
-    """The answer's text: every string value of a JSON object reply, else the reply."""
+    """The answer's text: every string value of a JSON object reply (a line each), else the
+    reply."""
     text = str(answer or "")
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         return text
     if isinstance(value, dict):
-        return " ".join(v for v in value.values() if isinstance(v, str))
+        return "\n".join(v for v in value.values() if isinstance(v, str))
     return text
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip()]
 
 
 def _stems(text: str) -> set[str]:
