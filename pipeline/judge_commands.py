@@ -51,7 +51,7 @@ def judge_run_command(
     """Judge every complete trial of a stored run, each `--repeats` times; write the
     judgments (one batch) and print both signals side by side."""
     from pipeline.catalog import CatalogError
-    from pipeline.errors import ConfigError
+    from pipeline.errors import ConfigError, InfraError
     from pipeline.judge.endpoint import judge_endpoint
     from pipeline.judge.evidence import EVIDENCE_FIELDS, EvidenceField
     from pipeline.judge.rubric import load_rubric
@@ -77,6 +77,8 @@ def judge_run_command(
             outcome = judge_run(root, run_id, options, lambda t: console.print(t, markup=False))
     except (CatalogError, ConfigError, NodeServiceError, ValueError) as exc:
         _fail(str(exc))
+    except InfraError as exc:  # a harness error: nothing was written
+        _fail(f"the judge {model} failed ({exc.kind}): {exc}")
     console.print(f"judgment {outcome.judgment_id}: {len(outcome.rows)} judgment(s) written "
                   f"({outcome.skipped_incomplete} incomplete trial(s) not judged"
                   + (f"; no rubric for {', '.join(outcome.skipped_no_rubric)}"

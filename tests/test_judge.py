@@ -211,3 +211,13 @@ def test_the_seed_judge_rule_reads_only_the_evidence_it_is_given() -> None:
     wrong = verdict("Close ticket T7", "Ticket T7 has been closed.")
     assert wrong == {"pass": False, "reason": "The message says T7 has been closed; the final "
                      "table holds state = open for it"}
+
+
+def test_a_model_that_is_no_judge_fails_loudly_and_writes_nothing(run: Path) -> None:
+    from pipeline.errors import InfraError
+
+    count = "select count(*) from judgments_all"
+    before = run_sql(run, count).rows
+    with pytest.raises(InfraError, match="reference/golden is not a judge"):
+        judge_run(run, "orders", JudgeOptions(_judge("reference/golden"), repeats=1))
+    assert run_sql(run, count).rows == before

@@ -5,7 +5,8 @@ scripted model answers it as a judge and a real one sees an ordinary chat call (
 JSON Schema asked for where the endpoint enforces one). An infrastructure failure (rate limit,
 timeout, connection, 5xx) is retried with the trials' ``RetryPolicy`` (exponential backoff,
 full jitter, Retry-After honoured); past its attempts the judgment is an ``error`` of that
-kind. A configuration error (no key, unknown model) stops the command: no judgment is made.
+kind. A configuration error (no key, unknown model) and a harness error (a scripted model
+that is no judge) stop the command: no judgment is written.
 Usage is what the answered call reported (null when unknown, never 0).
 """
 
@@ -50,6 +51,8 @@ def judge_once(client: ModelClient, messages: Sequence[dict[str, Any]], retry: R
             reply = client.complete(list(messages), None, purpose="judge", turn=0,
                                     response_schema=REPLY_SCHEMA)
         except InfraError as exc:
+            if exc.kind == "harness_error":  # our bug (a broken script): fail loudly
+                raise
             if attempt == retry.max_attempts:
                 return JudgeCall("error", f"the judge call failed {attempt} time(s): {exc}",
                                  exc.kind, None, attempt)

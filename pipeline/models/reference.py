@@ -121,6 +121,9 @@ def reference_route(model_name: str) -> ModelRoute:
     from pipeline.models.judges import JUDGES
 
     provider, _, variant = model_name.partition("/")
+    if provider == HTTP_PROVIDER and variant in JUDGES:
+        raise ValueError(f"{model_name}: the scripted judges answer in process only; use "
+                         f"{REFERENCE_PROVIDER}/{variant}")
     if variant not in REFERENCE_VARIANTS and variant not in JUDGES:
         known = ", ".join(f"{REFERENCE_PROVIDER}/{v}"
                           for v in sorted([*REFERENCE_VARIANTS, *JUDGES]))
