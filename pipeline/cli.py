@@ -444,14 +444,20 @@ def verify_suite(
             raise typer.Exit(1)
         return
     cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
+    bad = _print_mutation_cells(cells)
+    if bad or wrong:
+        raise typer.Exit(1)
+
+
+def _print_mutation_cells(cells: list[Any]) -> int:
+    """The mutation matrix (scenario x mode x reference model); the number of wrong cells."""
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
     table = Table(title="mutation verification: scenario x mode x reference model")
     table.add_column("scenario / mode")
     for model in models:
         table.add_column(model.removeprefix("reference/"), overflow="fold")
-    keys = sorted({(c.scenario_id, c.mode) for c in cells})
     by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
-    for scenario_id, mode in keys:
+    for scenario_id, mode in sorted({(c.scenario_id, c.mode) for c in cells}):
         row = []
         for model in models:
             cell = by_key[(scenario_id, mode, model)]
@@ -461,11 +467,37 @@ def verify_suite(
     console.print(table)
     bad = [c for c in cells if not c.ok]
     console.print(f"{len(cells)} cells, {len(bad)} wrong")
-    if bad:
-        for cell in bad:
-            err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
-                              markup=False)
-    if bad or wrong:
+    for cell in bad:
+        err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
+                          markup=False)
+    return len(bad)
+
+
+@app.command(name="lint-suite")
+def lint_suite(
+    suite: Annotated[list[Path] | None, typer.Option(
+        "--suite", help="Cases suite (JSONL); repeatable. Default: every cases suite.")
+    ] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A folder of domain folders; repeatable.")] = None,
+) -> None:
+    """Flag cases that demand an outcome code their domain's prompt never defines (seed 004:
+    a test must not demand a convention the prompt does not state). Exit 1 on a finding."""
+    from pipeline.catalog import CatalogError, known_suites, load_suites, set_extra_roots
+    from pipeline.catalog.contract_lint import lint_contract
+
+    set_extra_roots(catalog or [])
+    try:
+        suites = load_suites(suite or list(known_suites().values()))
+    except CatalogError as exc:
+        _fail(str(exc))
+    cases = [s for s in suites if s.kind == "cases"]
+    findings = [f for s in cases for f in lint_contract(s)]
+    for finding in findings:
+        err_console.print(finding.message(), markup=False)
+    console.print(f"{sum(len(s.scenarios) for s in cases)} case(s) in {len(cases)} cases "
+                  f"suite(s), {len(findings)} undefined outcome code(s)")
+    if findings:
         raise typer.Exit(1)
 
 

@@ -198,11 +198,13 @@ def _database_sql(path: Path) -> str:
         raise CatalogError(str(path), None, "-", "a database domain needs db.sql (its schema "
                            "and seed rows)")
     text = path.read_text("utf-8")
+    probe = sqlite3.connect(":memory:")
     try:
-        with sqlite3.connect(":memory:") as probe:
-            probe.executescript(text)
+        probe.executescript(text)
     except sqlite3.Error as exc:
         raise CatalogError(str(path), None, "-", f"SQLite: {exc}") from None
+    finally:
+        probe.close()
     return text
 
 
