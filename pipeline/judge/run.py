@@ -12,6 +12,7 @@ no rubric are skipped (both counted).
 from __future__ import annotations
 
 import random
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -103,14 +104,30 @@ def judge_run(root: Path, run_id: str, options: JudgeOptions,
     say(f"judging {len(tasks) // options.repeats} trial(s) x {options.repeats} repeat(s) "
         f"with {options.judge.name}")
     judgment_id, judged_at = uuid.uuid4().hex, datetime.now(UTC)
+    progress = _Progress(len(tasks), say)
     with ThreadPoolExecutor(max_workers=options.concurrency,
                             thread_name_prefix="judge") as pool:
-        calls = list(pool.map(lambda pair: _judge(options, *pair),
+        calls = list(pool.map(lambda pair: progress.done(_judge(options, *pair)),
                               [(t, i) for i, t in enumerate(tasks)]))
     rows = [_row(task, call, options, judgment_id, judged_at)
             for task, call in zip(tasks, calls, strict=True)]
     write_judgments(root, run_id, rows)
     return JudgeOutcome(judgment_id, rows, len(trials) - len(done), sorted(rubrics.missing))
+
+
+class _Progress:
+    """A line every tenth of the judgments (and at the last)."""
+
+    def __init__(self, total: int, say: Callable[[str], None]) -> None:
+        self.total, self.say, self.count = total, say, 0
+        self.lock = threading.Lock()
+
+    def done(self, call: JudgeCall) -> JudgeCall:
+        with self.lock:
+            self.count += 1
+            if self.count == self.total or self.count % max(1, self.total // 10) == 0:
+                self.say(f"judged {self.count}/{self.total}")
+        return call
 
 
 class _Rubrics:
