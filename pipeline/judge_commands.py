@@ -191,3 +191,9 @@ def _print_calibration(result: Any, labelled: int) -> None:
         label = item.label
         console.print(f"no judge verdict: {label.scenario_id} {label.trial_id[:12]}: "
                       f"{'; '.join(item.reasons)}", markup=False)
+    if result.unjudged:
+        console.print(f"{len(result.unjudged)} labelled trial(s) this judge did not judge: "
+                      + ", ".join(sorted(f"{label.scenario_id} {label.trial_id[:12]}"
+                                         for label in result.unjudged)), markup=False)
+    if result.unlabelled:
+        console.print(f"{result.unlabelled} judged trial(s) no label names", markup=False)

@@ -63,6 +63,8 @@ class JudgeCalibration:
     """Labelled trials the judge gave no verdict (an error majority, or no majority)."""
     unlabelled: int = 0
     """Trials the judge judged that no label names."""
+    unjudged: list[JudgeLabel] = field(default_factory=list)
+    """Labelled trials this judge did not judge."""
 
 
 def load_judge_labels(paths: Iterable[Path]) -> list[LabelLine[JudgeLabel]]:
@@ -110,6 +112,7 @@ def calibrate_judge(labels: Sequence[JudgeLabel],
         for label in mine:
             rows = sorted(by_trial.get(label.trial_id, []), key=lambda r: int(r["repeat"]))
             if not rows:
+                result.unjudged.append(label)
                 continue
             verdict = majority([str(r["verdict"]) for r in rows])
             item = Disagreement(label, verdict, tuple(str(r["reason"]) for r in rows))
