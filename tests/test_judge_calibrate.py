@@ -122,3 +122,38 @@ def test_labels_naming_unknown_trials_are_refused_with_file_and_line(
                                           "--run-id", "orders"])
     assert result.exit_code == 2 and "labels.jsonl:3: labeller: Field required" in " ".join(
         result.output.split())
+
+
+SHIPPED = catalogs_root() / "orders" / "labels"
+
+
+def test_the_shipped_labelled_set_calibrates_without_the_warehouse() -> None:
+    """The real-model set: kappa recomputed here from the files by the formula."""
+    from pipeline import cli
+
+    labels = [json.loads(line) for line in (SHIPPED / "local-judge-1.jsonl").read_text(
+        "utf-8").splitlines() if line.strip()]
+    judgments = [json.loads(line) for line in (SHIPPED / "local-judge-1.judgments.jsonl"
+                                               ).read_text("utf-8").splitlines() if line]
+    assert len(labels) == 14 and all("AI" in label["labeller"] for label in labels)
+    verdicts: dict[str, list[str]] = {}
+    for row in judgments:
+        verdicts.setdefault(row["trial_id"], []).append(row["verdict"])
+    pairs = []
+    for label in labels:
+        votes = verdicts[label["trial_id"]]
+        top = max(("pass", "fail", "error"), key=votes.count)
+        if top != "error" and votes.count(top) * 2 > len(votes):
+            pairs.append((label["verdict"], top))
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    chance = sum(sum(a == c for a, _ in pairs) / n * sum(b == c for _, b in pairs) / n
+                 for c in ("pass", "fail"))
+    result = CliRunner().invoke(cli.app, [
+        "judge", "calibrate", "--labels", str(SHIPPED / "local-judge-1.jsonl"),
+        "--traces", str(SHIPPED / "local-judge-1.traces.jsonl"),
+        "--judgments", str(SHIPPED / "local-judge-1.judgments.jsonl")])
+    assert result.exit_code == 0, result.output
+    expected = (f"Cohen's kappa {(observed - chance) / (1 - chance):.3f}" if chance < 1
+                else "Cohen's kappa undefined")
+    assert f"agreement {observed:.3f}; {expected}" in result.output

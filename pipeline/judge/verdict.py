@@ -58,4 +58,4 @@ def read_verdict(content: str | None) -> Reading:
 
 def _invalid(why: str) -> Reading:
     return Reading("error", f"{why} (the rubric asks for {{\"pass\": boolean, \"reason\": "
-                   "nonempty string}})", "invalid_reply")
+                   "nonempty string})", "invalid_reply")
