@@ -566,6 +566,7 @@ def show(
                                                 "runs.")] = None,
 ) -> None:
     """Print one trial: the dialog with memory, tool calls and results, then its checks."""
+    from pipeline.judge_commands import judgment_lines
     from pipeline.rescore import stored_trials
     from pipeline.show import render
     from warehouse.query import run_named
@@ -580,6 +581,10 @@ def show(
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
     sys.stdout.write(render(trial) + "\n")
+    judged = judgment_lines(root, run, full_id)
+    if judged:  # a separate signal: never part of the verdict above
+        sys.stdout.write("\njudges (a separate signal; passed is the checks'):\n"
+                         + "\n".join(judged) + "\n")
 
 
 @warehouse_app.command(name="check")

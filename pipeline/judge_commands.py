@@ -97,6 +97,10 @@ def _print_signals(root: Path, run_id: str, judge_model: str) -> None:
     rates = run_named(root, "run_judge_pass_rates", params)
     print_rows(console, rates.columns, rates.rows, "table",
                "passed without the judge (code), by the judge, and combined (code AND judge)")
+    cost = run_named(root, "run_judge_cost", params).rows[0]
+    console.print(f"judge cost: {'unknown' if cost[1] else f'${cost[0]:.4f}'} over {cost[2]} "
+                  f"judgment(s) ({cost[1]} without a reported cost; never part of "
+                  "trials.cost_usd)", markup=False)
     agreement = [float(r[signals.columns.index("agreement")]) for r in signals.rows]
     unanimous = sum(1 for a in agreement if a == 1)
     console.print(f"agreement across repeats: {unanimous}/{len(agreement)} trial(s) unanimous, "
@@ -197,3 +201,13 @@ def _print_calibration(result: Any, labelled: int) -> None:
                                          for label in result.unjudged)), markup=False)
     if result.unlabelled:
         console.print(f"{result.unlabelled} judged trial(s) no label names", markup=False)
+
+
+def judgment_lines(root: Path, run_id: str, trial_id: str) -> list[str]:
+    """The judges' verdicts on one trial, for ``agentsweep show``."""
+    from warehouse.query import run_named
+
+    result = run_named(root, "trial_judgments", {"run_id": run_id, "trial_id": trial_id})
+    return [f"  {model} rubric {rubric} v{version}: majority {verdict or 'none'} "
+            f"(pass/fail/error {p}/{f}/{e}): {reason}"
+            for model, rubric, version, verdict, p, f, e, reason in result.rows]

@@ -221,3 +221,35 @@ def test_a_model_that_is_no_judge_fails_loudly_and_writes_nothing(run: Path) -> 
     with pytest.raises(InfraError, match="reference/golden is not a judge"):
         judge_run(run, "orders", JudgeOptions(_judge("reference/golden"), repeats=1))
     assert run_sql(run, count).rows == before
+
+
+def test_a_reply_cut_at_the_token_limit_is_a_judge_failure_that_says_so() -> None:
+    import random
+
+    from pipeline.judge import judge_once
+    from pipeline.llm import ModelReply
+
+    class Cut:
+        def complete(self, *args: Any, **kwargs: Any) -> ModelReply:
+            assert kwargs["purpose"] == "judge" and kwargs["response_schema"]
+            return ModelReply('{"pass": false, "reason": "The user', (), "length", 40, 768,
+                              None, "judge-v1", 12.0)
+
+    call = judge_once(Cut(), [], NO_WAIT, random.Random(0))
+    assert (call.verdict, call.error_kind, call.calls, call.output_tokens) == (
+        "error", "invalid_reply", 1, 768)
+    assert call.reason.startswith("the reply was cut at the judge's token limit")
+    assert (call.cost_usd, call.model_version) == (None, "judge-v1")
+
+
+def test_show_lists_the_judges_apart_from_the_checks(
+        judged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import cli
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(judged.parent))
+    trial = run_sql(judged, "select trial_id from trials where scenario_id = "
+                    "'timeout-after-commit' and model = 'reference/golden'").rows[0][0]
+    result = CliRunner().invoke(cli.app, ["show", trial, "--run-id", "orders"])
+    assert result.exit_code == 0, result.output
+    assert "complete; PASSED" in result.output
+    assert "reference/judge-seed rubric explanation v1: majority fail" in result.output

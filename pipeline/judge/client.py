@@ -61,6 +61,9 @@ def judge_once(client: ModelClient, messages: Sequence[dict[str, Any]], retry: R
         except AgentError as exc:  # the evidence outgrew the judge's context
             return JudgeCall("error", str(exc), "context_limit", None, attempt)
         reading: Reading = read_verdict(reply.content)
+        if reading.verdict == "error" and reply.finish_reason == "length":
+            reading = Reading("error", f"the reply was cut at the judge's token limit "
+                              f"(finish_reason length): {reading.reason}", reading.error_kind)
         return JudgeCall(reading.verdict, reading.reason, reading.error_kind,
                          (reply.content or "")[:RAW_LIMIT], attempt, reply.input_tokens,
                          reply.output_tokens, reply.cost_usd, reply.latency_ms,
