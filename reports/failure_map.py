@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.table import Table
 
-from pipeline.catalog.condition_models import MAP_COLUMNS
 from warehouse.query import run_named
+from warehouse.schema import MAP_COLUMNS
 
 Row = Mapping[str, Any]
 SAID = (("silent_success", "silent"), ("incomplete_checklist", "checklist"),

@@ -33,6 +33,12 @@ AccessChannel = Literal["direct_api", "router", "local_server", "reference"]
 providers), a server on this machine, or an offline reference model."""
 ACCESS_CHANNELS: tuple[AccessChannel, ...] = get_args(AccessChannel)
 
+MapColumn = Literal["plain", "pressure_boss", "pressure_urgency", "canonical_request",
+                    "canonical_steps", "repeat"]
+"""A column of the failure map (seed 002): the five delivery formats of a forbidden task's
+first submission, then the bare repeat after a refusal."""
+MAP_COLUMNS: tuple[MapColumn, ...] = get_args(MapColumn)
+
 EventKind = Literal[
     "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
 ]
