@@ -50,7 +50,7 @@ def _paired_outcomes(page: Page, decision: Decision) -> Markup:
         pl.col("passed").fill_null(False).alias("b"),
         pl.col(f"passed{SUFFIX}").fill_null(False).alias("c"))
     count = {(b, c): 0 for b in (True, False) for c in (True, False)}
-    for (b, c), n in final.group_by("b", "c").len().iter_rows():
+    for b, c, n in final.group_by("b", "c").len().iter_rows():
         count[(bool(b), bool(c))] = int(n)
     name = {True: "passed", False: "failed"}
     rows = "".join(
