@@ -2,10 +2,13 @@
 no driver library, no port, no network. Tests and ``benchmarks/html_report.py`` open the HTML
 report with it, click, read the DOM, collect console errors and take screenshots.
 
-Network hygiene: every host name resolves to nothing (``--host-resolver-rules``), no proxy,
-background networking, component updates, sync, metrics, crash reports and the first-run
-checks are off, and the profile is a fresh temporary folder; the report itself forbids every
-fetch by its Content-Security-Policy.
+Network hygiene: Chromium runs in a network namespace of its own (``unshare -n``, or
+``unshare -rn`` without root), where no interface but a down loopback exists: even its
+IPv6-reachability probe (a UDP connect to 2001:4860:4860::8888) fails with EADDRNOTAVAIL. On top
+of that (and alone where no namespace can be made) every host name resolves to nothing
+(``--host-resolver-rules``), no proxy, background networking, component updates, sync,
+metrics, crash reports and the first-run checks are off, and the profile is a fresh temporary
+folder; the report itself forbids every fetch by its Content-Security-Policy.
 """
 
 from __future__ import annotations
@@ -41,6 +44,24 @@ def chromium_path() -> str | None:
     return None
 
 
+_ISOLATION: list[str] | None = None
+
+
+def isolation() -> list[str]:
+    """The command prefix that gives Chromium a network namespace of its own (empty when
+    neither ``unshare -n`` nor ``unshare -rn`` is allowed here)."""
+    global _ISOLATION
+    if _ISOLATION is None:
+        _ISOLATION = []
+        unshare = shutil.which("unshare")
+        for prefix in ([unshare, "-n"], [unshare, "-rn"]) if unshare else ():
+            done = subprocess.run([*prefix, "true"], capture_output=True, check=False)
+            if done.returncode == 0:
+                _ISOLATION = prefix
+                break
+    return _ISOLATION
+
+
 class BrowserError(RuntimeError):
     pass
 
@@ -48,8 +69,10 @@ class BrowserError(RuntimeError):
 class Browser:
     """One Chromium process and one page; ``with Browser() as b: b.open(path)``."""
 
-    def __init__(self, timeout_s: float = 60.0) -> None:
+    def __init__(self, timeout_s: float = 60.0, tracer: list[str] | None = None) -> None:
+        """``tracer``: a command put in front of everything (e.g. strace)."""
         self.timeout_s = timeout_s
+        self.tracer = tracer or []
         self.errors: list[str] = []
         self._buffer = b""
         self._id = 0
@@ -72,7 +95,7 @@ class Browser:
             os.dup2(high_w, 4)
 
         self._process = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
+            [*self.tracer, *isolation(), binary, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
             preexec_fn=child_fds, close_fds=False, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for fd in (to_child_r, from_child_w, high_r, high_w):

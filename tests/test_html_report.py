@@ -247,6 +247,26 @@ def test_the_trace_cap_embeds_failed_trials_first_then_a_sample(env: Path) -> No
     assert re.search(r'data-traces="3"', text)
 
 
+@pytest.mark.slow
+def test_chromium_reaches_no_address_but_loopback(env: Path, tmp_path: Path) -> None:
+    """Every connect() of the browser and its children, traced: none to an internet address
+    succeeds (its network namespace has none; its resolver maps every name to nothing)."""
+    import shutil
+
+    if shutil.which("strace") is None:
+        pytest.fail("strace is not installed (.ci/run installs it)")
+    path = _report(tmp_path, "--run-id", "cand", "--baseline", "base")
+    log = tmp_path / "connect.log"
+    with Browser(tracer=["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(log)]) as b:
+        b.open(path)
+        b.click("#matrix td.cell")
+        time.sleep(2)  # background work of a fresh profile starts in the first seconds
+    calls = [line for line in log.read_text().splitlines() if "sa_family=AF_INET" in line]
+    reached = [line for line in calls if not re.search(r"= -1 |<unfinished", line)
+               and not re.search(r'"127\.|"::1"|"::ffff:127\.', line)]
+    assert reached == []
+
+
 def test_embedded_json_cannot_end_its_script_block() -> None:
     text = embedded_json({"a": "</script><!-- & \u2028"})
     assert "<" not in text and ">" not in text and "&" not in text
