@@ -95,7 +95,8 @@ class Browser:
             os.dup2(high_w, 4)
 
         self._process = subprocess.Popen(
-            [*self.tracer, *isolation(), binary, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
+            [*self.tracer, *isolation(), binary, *FLAGS, f"--user-data-dir={self._profile}",
+             "about:blank"],
             preexec_fn=child_fds, close_fds=False, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for fd in (to_child_r, from_child_w, high_r, high_w):
