@@ -56,3 +56,16 @@ def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) 
     console.print(f"wrote {path} ({size / 1e6:.1f} MB): open it in any browser, offline",
                   markup=False)
     return 0
+
+
+def nightly_report(root: Path, path: Path, run_id: str, baseline: str | None) -> Path:
+    """The nightly flow's report: the comparison with ``baseline`` when the two runs can be
+    paired, else (no baseline, or nothing shared: the CSV still lists the cells) the run's
+    own report. The folder is made if missing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if baseline is not None:
+        try:
+            return write_html(root, HtmlOptions(run_id, path, baseline))
+        except ComparisonInputError:
+            pass
+    return write_html(root, HtmlOptions(run_id, path))
