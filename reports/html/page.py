@@ -13,12 +13,20 @@ from importlib import resources
 from pathlib import Path
 
 from reports.decision import Decision
-from reports.html import sections_compare, sections_run
 from reports.html.charts import hatch_defs
 from reports.html.context import Page
 from reports.html.data import ReportInputError, load_run
 from reports.html.markup import Escaper, Markup, Scrub, embedded_json, join
+from reports.html.sections_compare import deltas, transitions, verdict
 from reports.html.sections_conditions import failure_map
+from reports.html.sections_run import (
+    first_violations,
+    header,
+    matrix,
+    score_lines,
+    stability,
+    usage,
+)
 from reports.html.traces import TraceOptions, embedded_traces, trial_index
 from warehouse.atomic import atomic_text
 
@@ -66,23 +74,23 @@ def render(root: Path, run_id: str, options: ReportOptions) -> str:
     esc = Escaper(options.scrub)
     run = load_run(root, run_id)
     page = Page(esc, run, trial_index(run))
-    sections_run.score_lines(page)
+    score_lines(page)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = (f"agentsweep: {run_id} vs {decision.baseline}" if decision
              else f"agentsweep: run {run_id}")
-    comparison = (join([sections_compare.verdict(page, decision),
-                        sections_compare.transitions(page, decision),
-                        sections_compare.deltas(page, decision)]) if decision else Markup(""))
+    comparison = (join([verdict(page, decision),
+                        transitions(page, decision),
+                        deltas(page, decision)]) if decision else Markup(""))
     body = join([
         _nav(page, decision),
         "<main>",
-        _section(esc, "header", sections_run.header(page, title, generated)),
+        _section(esc, "header", header(page, title, generated)),
         _section(esc, "comparison", comparison),
-        _section(esc, "matrix-section", sections_run.matrix(page)),
-        _section(esc, "stability-section", sections_run.stability(page)),
-        _section(esc, "violations-section", sections_run.first_violations(page)),
+        _section(esc, "matrix-section", matrix(page)),
+        _section(esc, "stability-section", stability(page)),
+        _section(esc, "violations-section", first_violations(page)),
         _section(esc, "conditions-section", failure_map(page)),
-        _section(esc, "usage-section", sections_run.usage(page)),
+        _section(esc, "usage-section", usage(page)),
         "</main>",
         '<aside id="viewer" hidden aria-live="polite"><button type="button" class="close" '
         'id="viewer-close">close (Esc)</button><div id="viewer-body"></div></aside>',

@@ -196,7 +196,7 @@ def stability(page: Page) -> Markup:
         pass_hat_k_curve(esc, curve, width=360, height=80),
         Markup('<table class="grid" id="stability"><thead><tr><th>cell</th><th>k/n</th>'
                "<th>repeats</th><th>pass^k, k=1..n</th><th>curve</th></tr></thead><tbody>"
-               + "".join(rows) + "</tbody></table>"),
+               + "".join(rows) + "</tbody></table>") if rows else Markup(""),
         esc.tag("p", f"... {more} more unstable cells (agentsweep report matrix lists all)")
         if more > 0 else ""])
 
