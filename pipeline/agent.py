@@ -137,17 +137,20 @@ class Agent:
         kind = spec.kind if spec is not None else "read"
         decision = self.memory.gate(call.name, kind, planned_revision)
         blocked = not decision.allowed
+        effects: int | None = None
         if not blocked:
             outcome = self.sandbox.call(call.name, call.arguments)
             result, error = outcome.result, outcome.error
             intercepted, revision = outcome.intercepted, outcome.state_revision
+            effects = outcome.effects
         else:  # dropped before any effect; the planner sees why and plans again
             error = f"{BLOCKED}{decision.reason}"
             result, intercepted, revision = {"error": error}, False, self.sandbox.revision
         result_json = json.dumps(result, ensure_ascii=False, sort_keys=True)
         trace.add(ToolCall(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
                            arguments=redact(call.arguments), intercepted=intercepted,
-                           state_revision=revision, tool_error=error, blocked=blocked))
+                           state_revision=revision, tool_error=error, blocked=blocked,
+                           effects=effects))
         trace.add(ToolResult(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
                              result=redact(result_json), tool_error=error, blocked=blocked))
         return {"role": "tool", "tool_call_id": call.id, "content": result_json}

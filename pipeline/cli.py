@@ -500,6 +500,34 @@ def verify_suite(
         raise typer.Exit(1)
 
 
+@app.command(name="lint-suite")
+def lint_suite(
+    suite: Annotated[list[Path] | None, typer.Option(
+        "--suite", help="Cases suite (JSONL); repeatable. Default: every cases suite.")
+    ] = None,
+    catalog: Annotated[list[Path] | None, typer.Option(
+        "--catalog", help="A folder of domain folders; repeatable.")] = None,
+) -> None:
+    """Flag cases that demand an outcome code their domain's prompt never defines (seed 004:
+    a test must not demand a convention the prompt does not state). Exit 1 on a finding."""
+    from pipeline.catalog import CatalogError, known_suites, load_suites, set_extra_roots
+    from pipeline.catalog.contract_lint import lint_contract
+
+    set_extra_roots(catalog or [])
+    try:
+        suites = load_suites(suite or list(known_suites().values()))
+    except CatalogError as exc:
+        _fail(str(exc))
+    cases = [s for s in suites if s.kind == "cases"]
+    findings = [f for s in cases for f in lint_contract(s)]
+    for finding in findings:
+        err_console.print(finding.message(), markup=False)
+    console.print(f"{sum(len(s.scenarios) for s in cases)} case(s) in {len(cases)} cases "
+                  f"suite(s), {len(findings)} undefined outcome code(s)")
+    if findings:
+        raise typer.Exit(1)
+
+
 def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
     """Every reference condition agent's failure map against the one it must give; the number
     of wrong cells."""

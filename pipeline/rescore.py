@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Scenario, Suite, known_suites, load_suites
+from pipeline.catalog.database_models import DiagnosticName
 from pipeline.condition_rows import condition_row
+from pipeline.database_rows import diagnostic_rows, snapshot_rows, snapshots_of
 from pipeline.scoring import CheckResult, ConditionOutcome, TrialScores, score_trial
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.version import code_version
@@ -34,24 +36,29 @@ class StoredTrial:
     events: tuple[Event, ...]
     checks: tuple[Mapping[str, Any], ...] = ()
     """The check rows the run recorded for this trial."""
+    snapshots: Mapping[str, Any] = field(default_factory=dict)
+    """A database domain's database before and after the dialog."""
 
     def trace(self) -> Trace:
-        """The trial's trace as scoring sees it: its events and the agent error (if any)
-        that ended the dialog."""
+        """The trial's trace as scoring sees it: its events, its database snapshots and the
+        agent error (if any) that ended the dialog."""
         ended = self.row["status"] in ("agent_error", "limit")
-        return Trace(list(self.events), ended_by=str(self.row["error_kind"]) if ended else None)
+        return Trace(list(self.events), ended_by=str(self.row["error_kind"]) if ended else None,
+                     snapshots=dict(self.snapshots))
 
     def to_json(self) -> str:
-        """One JSON line (``agentsweep checks export``): trial row, events, recorded checks."""
+        """One JSON line (``agentsweep checks export``): trial row, events, recorded checks,
+        database snapshots."""
         return json.dumps({"trial": dict(self.row), "events": [e.row() for e in self.events],
-                           "checks": [dict(c) for c in self.checks]},
+                           "checks": [dict(c) for c in self.checks],
+                           "snapshots": dict(self.snapshots)},
                           ensure_ascii=False, default=str, sort_keys=True)
 
     @classmethod
     def from_json(cls, line: str) -> StoredTrial:
         data = json.loads(line)
         return cls(data["trial"], tuple(event_from_row(e) for e in data["events"]),
-                   tuple(data.get("checks", [])))
+                   tuple(data.get("checks", [])), data.get("snapshots", {}))
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class Rescored:
     scenario: Scenario | None = None
     condition: ConditionOutcome | None = None
     """A condition task's outcome, scored again."""
+    diagnostics: Mapping[DiagnosticName, bool | None] | None = None
 
     def _key(self, run_id: str) -> TrialKey:
         return TrialKey(run_id=run_id, trial_id=str(self.trial.row["trial_id"]),
@@ -74,6 +82,15 @@ class Rescored:
         key = self._key(run_id).as_dict()
         return [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
                 for c in self.checks]
+
+    def database_rows(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """The trial's snapshots (unchanged) and its diagnostics (measured again)."""
+        rules = self.scenario.database if self.scenario is not None else None
+        key = self._key(run_id)
+        diagnostics = (diagnostic_rows(key, rules, self.diagnostics)
+                       if rules is not None and self.diagnostics is not None else [])
+        return {"snapshots": [r.as_dict() for r in snapshot_rows(key, self.trial.snapshots)],
+                "diagnostics": [r.as_dict() for r in diagnostics]}
 
     def condition_rows(self, run_id: str) -> list[dict[str, Any]]:
         rules = self.scenario.condition if self.scenario is not None else None
@@ -94,6 +111,11 @@ def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[
     trials = run_named(root, "run_trials", params)
     events = run_named(root, "run_events", params)
     checks = run_named(root, "run_checks", params)
+    snapshots = run_named(root, "run_snapshots", params)
+    snapshot_rows: dict[str, list[dict[str, Any]]] = {}
+    for values in snapshots.rows:
+        snap = dict(zip(snapshots.columns, values, strict=True))
+        snapshot_rows.setdefault(str(snap["trial_id"]), []).append(snap)
     checks_by_trial: dict[str, list[dict[str, Any]]] = {}
     for values in checks.rows:
         check = dict(zip(checks.columns, values, strict=True))
@@ -109,7 +131,8 @@ def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[
         row.pop("schema_version", None)
         trial_id = str(row["trial_id"])
         out.append(StoredTrial(row, tuple(by_trial.get(trial_id, [])),
-                               tuple(checks_by_trial.get(trial_id, []))))
+                               tuple(checks_by_trial.get(trial_id, [])),
+                               snapshots_of(snapshot_rows.get(trial_id, []))))
     return out
 
 
@@ -136,7 +159,8 @@ def rescore(trial: StoredTrial, index: ScenarioIndex) -> Rescored | None:
     scoring = score_trial(trial.trace(), scenario, str(trial.row["memory_mode"]))
     return Rescored(trial, scoring.checks, scoring.scores, scoring.passed,
                     scenario_changed=sha256 != trial.row["scenario_sha256"],
-                    scenario=scenario, condition=scoring.condition)
+                    scenario=scenario, condition=scoring.condition,
+                    diagnostics=scoring.diagnostics)
 
 
 @dataclass(frozen=True)
@@ -160,6 +184,9 @@ def rescore_run(root: Path, run_id: str, new_run_id: str,
                    for r in done for e in r.trial.events],
         "checks": [row for r in done for row in r.check_rows(new_run_id)],
         "condition_trials": [row for r in done for row in r.condition_rows(new_run_id)],
+        "snapshots": [row for r in done for row in r.database_rows(new_run_id)["snapshots"]],
+        "diagnostics": [row for r in done
+                        for row in r.database_rows(new_run_id)["diagnostics"]],
         "trials": [r.trial_row(new_run_id) for r in done],
     })
     _record(writer, run_id, new_run_id, done)

@@ -93,11 +93,15 @@ class ToolCall(_Base):
     """Why the call was refused (by the memory gate or the sandbox); null when it ran."""
     blocked: bool = False
     """The memory gate refused it: it never reached the sandbox."""
+    effects: int | None = None
+    """A database domain's write: rows it changed, even when it then answered with an error
+    (a fault after the commit); null for intercepted and read calls."""
 
     @property
     def refused(self) -> bool:
-        """The call had no effect: the gate or the sandbox refused it."""
-        return self.tool_error is not None
+        """The call had no effect: the gate or the sandbox refused it (a write that changed
+        rows had its effect, whatever it answered)."""
+        return self.tool_error is not None and not self.effects
 
 
 @dataclass(kw_only=True)
@@ -179,6 +183,9 @@ class Trace:
     ended_by: str | None = None
     """The agent error kind (``pipeline.errors``) that ended the dialog; None when it ran to
     its end or stopped for a reason that is not the agent's."""
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """A database domain: phase (``before`` / ``after``) -> the trial's database then
+    (pipeline.database.snapshot)."""
 
     def add(self, event: E) -> E:
         """Append ``event`` as the next in order (its ``seq`` is set here)."""

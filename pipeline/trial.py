@@ -18,6 +18,7 @@ from pipeline.agent import Agent, UserTurn
 from pipeline.catalog import load_domain
 from pipeline.channels import access_channel
 from pipeline.condition_rows import condition_row
+from pipeline.database_rows import diagnostic_rows, snapshot_rows
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
@@ -28,7 +29,15 @@ from pipeline.redact import redact
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
 from pipeline.trace import Event, Trace
-from warehouse.rows import CheckRow, ConditionTrialRow, TrialKey, TrialRow, TrialScoreColumns
+from warehouse.rows import (
+    CheckRow,
+    ConditionTrialRow,
+    DiagnosticRow,
+    SnapshotRow,
+    TrialKey,
+    TrialRow,
+    TrialScoreColumns,
+)
 from warehouse.schema import TrialStatus
 
 
@@ -47,6 +56,9 @@ class TrialResult:
     checks: tuple[CheckResult, ...] = ()
     condition: ConditionTrialRow | None = None
     """A condition task's outcome (seed 002), when the scenario is one."""
+    snapshots: tuple[SnapshotRow, ...] = ()
+    """A database domain's database before and after the dialog (seed 004)."""
+    diagnostics: tuple[DiagnosticRow, ...] = ()
 
     @property
     def status(self) -> TrialStatus:
@@ -62,13 +74,16 @@ class TrialResult:
             "checks": [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
                        for c in self.checks],
             "condition_trials": [self.condition.as_dict()] if self.condition else [],
+            "snapshots": [r.as_dict() for r in self.snapshots],
+            "diagnostics": [r.as_dict() for r in self.diagnostics],
         }
 
 
 def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]:
     """The rows of many attempts by table."""
     out: dict[str, list[dict[str, Any]]] = {"trials": [], "events": [], "checks": [],
-                                            "condition_trials": []}
+                                            "condition_trials": [], "snapshots": [],
+                                            "diagnostics": []}
     for result in results:
         for table, rows in result.tables().items():
             out[table] += rows
@@ -105,8 +120,9 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
               client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     case = spec.scenario.case
+    database = spec.scenario.database
     sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else (),
-                      spec.scenario.state_changes)
+                      spec.scenario.state_changes, database)
     model = client or model_client_for(spec)
     agent = Agent(
         model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),
@@ -117,6 +133,9 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
     )
     trace = Trace()
+    before = sandbox.snapshot()
+    if before is not None:
+        trace.snapshots["before"] = before
     started = datetime.now(UTC)
     status: TrialStatus = "complete"
     error_kind: str | None = None
@@ -132,6 +151,9 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     except ConfigError as exc:
         status, error_kind, error_message = "incomplete", CONFIG_ERROR, redact(str(exc))
     outcome = _Outcome(status, error_kind, error_message, started, datetime.now(UTC))
+    after = sandbox.snapshot()
+    if after is not None:
+        trace.snapshots["after"] = after
     if status == "incomplete":
         return _result(spec, ctx, trace, None, outcome, node_id)
     scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
@@ -190,14 +212,18 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         code_version=ctx.code_version,
         node_id=node_id,
     )
+    key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
     rules = spec.scenario.condition
-    condition = (condition_row(TrialKey(run_id=trial.run_id, trial_id=trial.trial_id,
-                                        attempt_id=trial.attempt_id),
-                               spec.scenario.id, rules, scoring.condition)
+    condition = (condition_row(key, spec.scenario.id, rules, scoring.condition)
                  if scoring is not None and scoring.condition is not None and rules is not None
                  else None)
+    database = spec.scenario.database
+    diagnostics = (diagnostic_rows(key, database, scoring.diagnostics)
+                   if scoring is not None and scoring.diagnostics is not None and database
+                   else [])
     return TrialResult(trial, tuple(trace.events),
-                       scoring.checks if scoring is not None else (), condition)
+                       scoring.checks if scoring is not None else (), condition,
+                       tuple(snapshot_rows(key, trace.snapshots)), tuple(diagnostics))
 
 
 def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,

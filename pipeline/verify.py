@@ -1,8 +1,10 @@
 """Mutation verification of the suites (seed 000, "bench verification").
 
-Golden and every mutant reference model play every scenario in every memory mode. The suite is
-verified when golden passes everything, each mutant fails exactly the (scenario, mode) cells
-declared for it with the declared check as the first violation, and passes everywhere else.
+Golden and every mutant reference model the suites declare a catch for play every scenario in
+every memory mode (a mutant no scenario of these suites names proves nothing about their
+checks). The suite is verified when golden passes everything, each mutant fails exactly the
+(scenario, mode) cells declared for it with the declared check as the first violation, and
+passes everywhere else.
 Runs in-process: it verifies the checks, not the infrastructure.
 """
 
@@ -13,7 +15,6 @@ from dataclasses import dataclass
 
 from pipeline.catalog import Suite
 from pipeline.grid import MEMORY_MODES, MemoryMode, ModelConfig, expand
-from pipeline.models.mutants import MUTANTS
 from pipeline.sandbox import ToolsMode
 from pipeline.trial import RunContext, run_trial
 
@@ -54,7 +55,9 @@ class Cell:
 
 def verify(suites: Sequence[Suite], modes: Sequence[MemoryMode] = MEMORY_MODES,
            mutants: Sequence[str] | None = None, tools: ToolsMode = "sandbox") -> list[Cell]:
-    names = [GOLDEN, *(f"reference/{m}" for m in (mutants or sorted(MUTANTS)))]
+    declared = sorted({c.mutant for suite in suites for loaded in suite.scenarios
+                       for c in loaded.scenario.catches})
+    names = [GOLDEN, *(f"reference/{m}" for m in (mutants or declared))]
     models = [ModelConfig(n) for n in names]
     ctx = RunContext("verify-suite", "verify")
     cells = []

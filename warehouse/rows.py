@@ -188,3 +188,23 @@ class ConditionTrialRow(TrialKey):
     repeat_outcome: str | None
     repeat_report: str | None
     repeat_reply: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapshotRow(TrialKey):
+    """A row of ``snapshots``: one table of a trial's database before or after the dialog."""
+
+    phase: str
+    table_name: str
+    key_columns: list[str]
+    rows_json: str
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiagnosticRow(TrialKey):
+    """A row of ``diagnostics``: one metric chosen in advance, for one trial."""
+
+    name: str
+    value: bool | None
+    required: bool

@@ -16,7 +16,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 5
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
-trials.access_channel, the condition_trials table. Files of older versions are read on: their
+trials.access_channel, events.effects, the condition_trials, snapshots and diagnostics
+tables. Files of older versions are read on: their
 missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
@@ -204,6 +205,8 @@ EVENTS = Table(
            "why the update was rejected.", nullable=True),
         _c("blocked", pa.bool_(), "Tool events: the memory gate refused the call before it "
            "reached the sandbox (no effect); null for other kinds.", nullable=True),
+        _c("effects", pa.int32(), "Tool calls of a database domain's write: rows it changed "
+           "(also when it then answered with an error); null otherwise.", nullable=True),
         _c("active_state_before", pa.string(), "Agent memory before the turn (JSON).",
            nullable=True),
         _c("active_state_after", pa.string(), "Agent memory after the turn (JSON).",
@@ -344,8 +347,38 @@ CONDITION_TRIALS = Table(
     ),
 )
 
+SNAPSHOT_PHASES = ("before", "after")
+SNAPSHOTS = Table(
+    "snapshots",
+    "A database domain's per-trial database (seed 004): one row per (trial attempt, phase, "
+    "table), before the dialog and after it.",
+    (
+        *_TRIAL_KEY,
+        _c("phase", pa.string(), " / ".join(SNAPSHOT_PHASES) + "."),
+        _c("table_name", pa.string(), "The table."),
+        _c("key_columns", pa.list_(pa.string()), "Its primary-key columns (rows are ordered "
+           "by them)."),
+        _c("rows_json", pa.string(), "Every row, as a JSON list of objects."),
+        _c("sha256", pa.string(), "Hash of rows_json."),
+    ),
+)
+
+DIAGNOSTICS = Table(
+    "diagnostics",
+    "Diagnostic metrics chosen in advance (seed 004), one row per (trial attempt, metric): "
+    "whether the agent read the state before acting, after a fault, before answering.",
+    (
+        *_TRIAL_KEY,
+        _c("name", pa.string(), "read_before_write / read_after_fault / read_before_answer."),
+        _c("value", pa.bool_(), "The metric; null when it does not apply (no write, no "
+           "fault).", nullable=True),
+        _c("required", pa.bool_(), "The scenario requires it (then it is also a check)."),
+    ),
+)
+
 TABLES: dict[str, Table] = {
-    t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS, CONDITION_TRIALS)
+    t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS, CONDITION_TRIALS,
+                        SNAPSHOTS, DIAGNOSTICS)
 }
 
 

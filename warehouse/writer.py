@@ -26,8 +26,8 @@ from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, 
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-WRITE_ORDER = ("events", "checks", "condition_trials", "attempts", "trials", "runs",
-               "comparisons")
+WRITE_ORDER = ("events", "checks", "condition_trials", "snapshots", "diagnostics", "attempts",
+               "trials", "runs", "comparisons")
 
 
 class WarehouseError(ValueError):

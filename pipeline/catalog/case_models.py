@@ -63,6 +63,8 @@ class DecisionTool(_Strict):
 
 class CaseExpected(_Strict):
     decision: str = Field(min_length=1, description="The machine-readable decision wanted.")
+    decision_field: str = Field(default="decision", min_length=1, description=(
+        "The reply JSON's field that holds the decision (e.g. outcome)."))
     decision_from: DecisionTool | None = Field(default=None, description=(
         "Where the decision is read: null = the final reply is a JSON object (bare or in one "
         "```json fence) with a string `decision` field; else the `argument` of the last "

@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, SchemaError
 
 from pipeline.catalog.case_models import CaseRules
+from pipeline.catalog.database import check_database_rules
 from pipeline.catalog.domains import Domain, load_domain
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.golden import check_call, check_golden_calls, short
@@ -59,7 +60,7 @@ def parse_case(path: Path, number: int, raw: Any) -> Scenario:
         "title": case.title, "tags": list(case.tags), "critical": case.critical,
         "turns": [Turn(user=request_text(case), golden=list(case.golden),
                        summary=case.input.message)],
-        "mutation": case.mutation, "catches": list(case.catches),
+        "mutation": case.mutation, "catches": list(case.catches), "database": case.database,
         "case": CaseRules(expected=case.expected, schema_document=schema,
                           recorded=list(case.context.tool_results)),
     })
@@ -94,6 +95,8 @@ def _check_against_domain(where: str, number: int, case: Case, domain: Domain) -
         if source.argument not in spec.parameters.get("properties", {}):
             raise CatalogError(where, number, "expected.decision_from.argument",
                                f"{source.argument!r} is not a parameter of {source.tool}")
+    if case.database is not None:
+        check_database_rules(where, number, "database", case.database, domain)
     _check_mutation(where, number, case, domain)
 
 

@@ -7,6 +7,11 @@ state every trial starts from, copied per trial), ``prompts/*.md``, ``suites/*.j
 structured memory mode needs it), ``state_invariants(state) -> [message]`` in ``tools.py``, and
 ``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.scoring.claims).
 
+A domain whose ``tools.json`` says ``"sandbox": "database"`` runs its write tools for real
+against a per-trial copy of the SQLite database ``db.sql`` builds; its ``tools.py`` exports
+``WRITE_TOOLS`` too, and every tool function takes the trial's ``sqlite3.Connection`` instead of
+the state (pipeline.database).
+
 Domains are found under the catalog roots: every ``--catalog DIR`` given to the process
 (``set_extra_roots``, or ``AGENTSWEEP_CATALOGS`` separated by ``os.pathsep``), then the bundled
 ``catalogs/``. A domain's Python is loaded from its own folder by path, the bundled ones too:
@@ -19,7 +24,7 @@ import hashlib
 import importlib.util
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -28,13 +33,18 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from pipeline.catalog.condition_models import REQUEST_SLOT, ConditionStyle
+from pipeline.catalog.database_models import SandboxStyle
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.jsonlines import Location, line_of, read_json
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
 from pipeline.hashing import sha256_json, sha256_text
 
 M = TypeVar("M", ToolCatalog, ReferenceReplies, ConditionStyle)
-ReadTool = Callable[[dict[str, Any], dict[str, Any]], Any]
+ReadTool = Callable[[Any, dict[str, Any]], Any]
+"""(the trial's state, or its sqlite3.Connection in a database domain; arguments) -> result."""
+WriteTool = Callable[[Any, dict[str, Any]], Any]
+"""A database domain's write tool: (the trial's sqlite3.Connection, arguments) -> result; a
+result with an ``error`` is the server's refusal."""
 StateInvariants = Callable[[dict[str, Any]], list[str]]
 CATALOGS_ENV = "AGENTSWEEP_CATALOGS"
 _extra_roots: list[Path] = []
@@ -97,6 +107,12 @@ class Domain:
     """What the reference mutants say in this domain's words (``reference_replies.json``)."""
     condition_style: ConditionStyle | None = None
     """The domain's wording for conditions suites (``conditions.json``; docs/conditions.md)."""
+    sandbox: SandboxStyle = "intercept"
+    """How its write tools run (``tools.json``)."""
+    write_tools: Mapping[str, WriteTool] = field(default_factory=dict)
+    """A database domain's write-tool code (``WRITE_TOOLS``)."""
+    database_sql: str | None = None
+    """A database domain's ``db.sql``: the schema and seed rows of every trial's database."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -145,11 +161,21 @@ def _load(path: Path) -> Domain:
                            f"no code for the read tools {sorted(missing)}")
     schema_path = path / "state.schema.json"
     claims = path / "claims.py"
+    write_tools: Mapping[str, WriteTool] = getattr(module, "WRITE_TOOLS", {})
+    database_sql = None
+    if catalog.sandbox == "database":
+        missing = {t.name for t in catalog.tools if t.kind == "write"} - set(write_tools)
+        if missing:
+            raise CatalogError(str(path / "tools.py"), None, "WRITE_TOOLS",
+                               f"no code for the write tools {sorted(missing)} (a database "
+                               "domain runs them)")
+        database_sql = _database_sql(path / "db.sql")
     return Domain(
         name=name,
         path=path,
         tools=tuple(catalog.tools),
-        seed_state=read_json(path / "state.json")[0],
+        seed_state=read_json(path / "state.json")[0]
+        if catalog.sandbox == "intercept" or (path / "state.json").is_file() else {},
         tools_sha256=sha256_json(raw_tools),
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
@@ -158,7 +184,28 @@ def _load(path: Path) -> Domain:
         if claims.is_file() else (),
         reference_replies=_reference_replies(path / "reference_replies.json"),
         condition_style=_condition_style(path / "conditions.json"),
+        sandbox=catalog.sandbox,
+        write_tools=write_tools,
+        database_sql=database_sql,
     )
+
+
+def _database_sql(path: Path) -> str:
+    """``db.sql``, proven to build a database (an error names the file and SQLite's message)."""
+    import sqlite3
+
+    if not path.is_file():
+        raise CatalogError(str(path), None, "-", "a database domain needs db.sql (its schema "
+                           "and seed rows)")
+    text = path.read_text("utf-8")
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.executescript(text)
+    except sqlite3.Error as exc:
+        raise CatalogError(str(path), None, "-", f"SQLite: {exc}") from None
+    finally:
+        probe.close()
+    return text
 
 
 def _validated(model: type[M], raw: Any, lines: Mapping[Location, int], path: Path) -> M:

@@ -14,6 +14,7 @@ from jsonschema.exceptions import best_match
 
 from pipeline.catalog.cases import is_case, parse_case
 from pipeline.catalog.conditions import is_condition_task, parse_condition_task
+from pipeline.catalog.database import check_database_rules
 from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.expectations import check_expectations
@@ -176,6 +177,8 @@ def _check_against_domain(where: str, number: int, scenario: Scenario, domain: D
         check_golden_calls(where, number, f"turns.{t}.golden", turn.golden, domain)
         if turn.if_refused is not None:
             _check_conditional_turn(where, number, t, turn.if_refused, domain)
+    if scenario.database is not None:
+        check_database_rules(where, number, "database", scenario.database, domain)
     for field in scenario.state_changes:
         if not has_path(domain.seed_state, field):
             raise CatalogError(where, number, f"state_changes.{field}", f"{field!r} is not a "

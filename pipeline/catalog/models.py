@@ -14,6 +14,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from pipeline.catalog.case_models import CaseContext, CaseExpected, CaseInput, CaseRules
 from pipeline.catalog.condition_models import Condition, ConditionRules
+from pipeline.catalog.database_models import DatabaseRules, SandboxStyle
 
 ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression",
                         "condition"]
@@ -220,12 +221,20 @@ class WrongAnswerHint(Strict):
         return ends_with_one_reply(actions)
 
 
+class StrayWriteHint(Strict):
+    """At ``turn`` one extra write ``call`` before the reply (for mutant-stray-write)."""
+
+    turn: int = Field(ge=1)
+    call: ToolCall
+
+
 class MutationHints(Strict):
     revision: RevisionHint | None = None
     switch: SwitchHint | None = None
     negation: NegationHint | None = None
     false_claim: FalseClaimHint | None = None
     wrong_answer: WrongAnswerHint | None = None
+    stray_write: StrayWriteHint | None = None
 
 
 MutantName = Literal[
@@ -237,6 +246,9 @@ MutantName = Literal[
     "mutant-over-confirmation",
     "mutant-false-claim",
     "mutant-wrong-answer",
+    "mutant-stray-write",
+    "mutant-repeats-write",
+    "mutant-skips-reread",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
 ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")
@@ -267,6 +279,8 @@ class Scenario(Strict):
     condition: SkipJsonSchema[ConditionRules | None] = Field(default=None, exclude=True)
     """The condition task this scenario was generated from (a conditions suite; never written
     in a scenario suite)."""
+    database: DatabaseRules | None = Field(default=None, description=(
+        "A database domain's expected state, faults and diagnostics (docs/orders.md)."))
     state_changes: dict[str, Any] = Field(default_factory=dict, description=(
         "Changes to the domain's seed state this scenario starts from: dotted path (list items "
         "by index) -> value; every path must exist in the seed state."))
@@ -311,9 +325,7 @@ class ToolSpec(Strict):
         "Applicability conditions of a write tool (seed 002; docs/conditions.md)."))
 
     @model_validator(mode="after")
-    def _write_tools_answer(self) -> ToolSpec:
-        if self.kind == "write" and self.intercept_response is None:
-            raise ValueError("a write tool needs an intercept_response")
+    def _conditions_of_writes(self) -> ToolSpec:
         if self.conditions and self.kind != "write":
             raise ValueError("only a write tool has applicability conditions")
         ids = [c.id for c in self.conditions]
@@ -326,7 +338,19 @@ class ToolSpec(Strict):
 
 
 class ToolCatalog(Strict):
+    sandbox: SandboxStyle = Field(default="intercept", description=(
+        "intercept: write tools are recorded and answered with intercept_response, nothing "
+        "changes; database: they run against a per-trial copy of the domain's db.sql."))
     tools: list[ToolSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _intercepted_writes_answer(self) -> ToolCatalog:
+        if self.sandbox == "intercept":
+            for tool in self.tools:
+                if tool.kind == "write" and tool.intercept_response is None:
+                    raise ValueError(f"write tool {tool.name}: an intercepted write tool needs "
+                                     "an intercept_response")
+        return self
 
 
 class ReferenceReplies(Strict):
@@ -355,6 +379,9 @@ class Case(Strict):
         "A critical case: a new failure of it blocks a release (the gate)."))
     golden: list[GoldenAction] = Field(min_length=1, description=(
         "The golden reference answer: tool calls, then one reply that passes every rule."))
+    database: DatabaseRules | None = Field(default=None, description=(
+        "A database domain: the expected state (initial + the one allowed change), the effect "
+        "count, faults and diagnostics (docs/orders.md)."))
     mutation: MutationHints = Field(default_factory=MutationHints, description=(
         "Defects for the mutant reference models (the case's one turn is turn 1)."))
     catches: list[Catch] = Field(

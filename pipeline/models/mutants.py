@@ -148,6 +148,43 @@ def wrong_answer(script: Script) -> Script:
     return out
 
 
+def stray_write(script: Script) -> Script:
+    """Makes one extra write (the scenario's hint) before a turn's reply: a stray change."""
+    hint = _hints(script, "stray_write")
+    if hint is None:
+        return script
+    out = copy.deepcopy(script)
+    actions = out["turns"][hint["turn"] - 1]["actions"]
+    actions.insert(len(actions) - 1, {"call": copy.deepcopy(hint["call"])})
+    return out
+
+
+def _is_write(action: dict[str, Any], script: Script) -> bool:
+    return "call" in action and action["call"]["name"] in (script.get("write_tools") or [])
+
+
+def repeats_write(script: Script) -> Script:
+    """Makes the first write of the script twice in a row."""
+    out = copy.deepcopy(script)
+    for turn in out["turns"]:
+        for index, action in enumerate(turn["actions"]):
+            if _is_write(action, out):
+                turn["actions"].insert(index + 1, copy.deepcopy(action))
+                return out
+    return script
+
+
+def skips_reread(script: Script) -> Script:
+    """Never reads again after its first write: answers from what it believed before."""
+    out = copy.deepcopy(script)
+    for turn in out["turns"]:
+        first = next((i for i, a in enumerate(turn["actions"]) if _is_write(a, out)), None)
+        if first is not None:
+            turn["actions"] = [a for i, a in enumerate(turn["actions"])
+                               if i <= first or "call" not in a or _is_write(a, out)]
+    return out
+
+
 MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-stale-value": stale_value,
     "mutant-ignores-switch": ignores_switch,
@@ -157,4 +194,7 @@ MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-over-confirmation": over_confirmation,
     "mutant-false-claim": false_claim,
     "mutant-wrong-answer": wrong_answer,
+    "mutant-stray-write": stray_write,
+    "mutant-repeats-write": repeats_write,
+    "mutant-skips-reread": skips_reread,
 }

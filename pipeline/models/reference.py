@@ -99,14 +99,15 @@ def golden_script(scenario: Scenario, domain: Domain | None = None) -> Script:
         turns.append({"actions": actions, "summary": turn.summary, "state": turn.state,
                       "clarification": turn.clarification})
     condition = scenario.condition
+    loaded = domain or load_domain(scenario.domain)
     return {
+        "write_tools": sorted(t.name for t in loaded.tools if t.kind == "write"),
         "condition": condition.model_dump(mode="json") if condition is not None else None,
         "turns": turns,
         "turning_point": scenario.turning_point,
         "mutation": scenario.mutation.model_dump(mode="json"),
         "fresh_calls": [f.model_dump(mode="json") for f in scenario.expectations.fresh_calls],
-        "replies": (domain or load_domain(scenario.domain)).reference_replies.model_dump(
-            exclude_none=True),
+        "replies": loaded.reference_replies.model_dump(exclude_none=True),
     }
 
 

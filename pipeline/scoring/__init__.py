@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.catalog import Domain, Scenario, load_domain
+from pipeline.catalog.database_models import DiagnosticName
 from pipeline.scoring.checks import run_checks
 from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns
 from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
+from pipeline.scoring.database import diagnostics
 from pipeline.scoring.journal import Call, Journal, Reply
 from pipeline.scoring.results import (
     CHECK_VERSIONS,
@@ -42,6 +44,8 @@ class TrialScoring:
     """Every check held and no agent error ended the dialog."""
     condition: ConditionOutcome | None = None
     """A condition task's outcome (seed 002): what was done and said."""
+    diagnostics: dict[DiagnosticName, bool | None] | None = None
+    """A database scenario's diagnostics chosen in advance (seed 004), by name."""
 
 
 def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
@@ -50,10 +54,14 @@ def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
     loaded it (default: looked up by name in the catalog roots)."""
     domain = domain or load_domain(scenario.domain)
     journal = Journal.of(trace.events)
-    checks = run_checks(journal, scenario, memory_mode, trace.ended_by, domain)
+    checks = run_checks(journal, scenario, memory_mode, trace.ended_by, domain, trace.snapshots)
     scores = summarize_trial(journal, scenario, domain, checks, memory_mode)
     passed = trace.ended_by is None and all(c.passed for c in checks)
     rules = scenario.condition
     outcome = (condition_outcome(journal, rules, domain.claim_patterns)
                if rules is not None else None)
-    return TrialScoring(tuple(checks), scores, passed, outcome)
+    database = scenario.database
+    measured = diagnostics(journal, domain) if database is not None else None
+    chosen = ({name: measured[name] for name in database.diagnostics}
+              if database is not None and measured is not None else None)
+    return TrialScoring(tuple(checks), scores, passed, outcome, chosen)

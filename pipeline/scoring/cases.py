@@ -111,9 +111,10 @@ def extracted_decision(journal: Journal, rules: CaseRules, reply: Reply | None
     value = reply_json(reply.text)
     if not isinstance(value, dict):
         return None, "the final reply is not a JSON object"
-    decision = value.get("decision")
-    return (decision, "reply.decision") if isinstance(decision, str) else (
-        None, "the reply's JSON has no string 'decision'")
+    field = rules.expected.decision_field
+    decision = value.get(field)
+    return (decision, f"reply.{field}") if isinstance(decision, str) else (
+        None, f"the reply's JSON has no string {field!r}")
 
 
 def decision_check(journal: Journal, rules: CaseRules, reply: Reply | None) -> CheckResult:

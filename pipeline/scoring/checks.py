@@ -7,7 +7,9 @@ ended, and checks about turns (or the end) the dialog never reached do not apply
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pipeline.catalog import Domain, Scenario
 from pipeline.scoring.actions import (
@@ -18,6 +20,7 @@ from pipeline.scoring.actions import (
     required_check,
 )
 from pipeline.scoring.cases import case_checks, reply_text
+from pipeline.scoring.database import database_checks
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
@@ -71,9 +74,9 @@ class Played:
 
 
 def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by: str | None,
-               domain: Domain) -> list[CheckResult]:
+               domain: Domain, snapshots: Mapping[str, Any] | None = None) -> list[CheckResult]:
     """Every check of ``scenario`` over ``journal``. ``ended_by``: the agent error that ended
-    the dialog, if one did."""
+    the dialog, if one did; ``snapshots``: a database domain's database before and after."""
     calls = journal.calls
     played = Played(journal.last_turn, ended_by is not None)
     turns = max(journal.last_turn, len(scenario.turns))
@@ -97,6 +100,8 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
     results.append(said_vs_done_check(journal, domain))
     if scenario.case is not None and (journal.replies or not played.ended_early):
         results += case_checks(journal, scenario.case)
+    if scenario.database is not None:
+        results += database_checks(journal, scenario.database, snapshots or {}, domain)
     return results
 
 

@@ -28,6 +28,10 @@ class Call:
     """The memory gate or the sandbox refused it: it had no effect."""
     blocked: bool = False
     """The memory gate refused it (a kind of refusal)."""
+    effects: int | None = None
+    """A database domain's write: rows it changed (pipeline.sandbox)."""
+    error: str | None = None
+    """What the call answered as an error (a refusal, or a fault after the commit)."""
 
 
 class Reply(NamedTuple):
@@ -72,7 +76,7 @@ class Journal:
         return cls(
             events=tuple(events),
             attempted=tuple(Call(e.turn, e.step, e.tool_name, parse_arguments(e.arguments),
-                                 e.refused, e.blocked)
+                                 e.refused, e.blocked, e.effects, e.tool_error)
                             for e in events if isinstance(e, ToolCall)),
             replies=replies,
             memory_after={e.turn: e.active_state_after for e in events

@@ -6,6 +6,8 @@
 --   holds in every column                                -> may stay with the agent, with the
 --                                                           largest rule-of-three bound stated
 --   the row is not counted (its twin was not executed)   -> no decision
+-- A failing condition the code already enforces is `keep_in_code`: the map shows the agent still
+-- attempts the call, and only the code's refusal stops it (seed 002: such attempts are counted).
 -- plus where the condition is enforced today (its declaration) and, for a condition whose data
 -- state only the fact, the cheaper fix: state the rule in the data in words.
 CREATE OR REPLACE VIEW condition_decisions AS
@@ -30,6 +32,7 @@ WITH rows_ AS (
 SELECT *,
        CASE
            WHEN NOT counted THEN 'no_decision'
+           WHEN (plain_k > 0 OR other_k > 0) AND enforced = 'code' THEN 'keep_in_code'
            WHEN plain_k > 0 OR other_k > 0 THEN 'enforce_in_code'
            ELSE 'may_stay_with_agent'
        END AS decision,
@@ -41,7 +44,8 @@ SELECT *,
                || round(100 * upper_bound)::INTEGER || '% per column (95 %, rule of three)'
        END AS why,
        why
-       || CASE WHEN counted AND (plain_k > 0 OR other_k > 0) AND stated = 'fact'
+       || CASE WHEN counted AND (plain_k > 0 OR other_k > 0) AND enforced <> 'code'
+                    AND stated = 'fact'
                THEN '; if code is costly, state the rule in the data in words' ELSE '' END
        || '; enforced today: ' || enforced AS reason
 FROM rows_;

@@ -42,3 +42,15 @@ CREATE OR REPLACE VIEW condition_trials AS
 SELECT c.*
 FROM condition_trials_all AS c
 SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
+
+-- Database domains (seed 004): each trial's database before and after the dialog, and the
+-- diagnostic metrics chosen in advance; the rows of each trial's chosen attempt.
+CREATE OR REPLACE VIEW snapshots AS
+SELECT s.*
+FROM snapshots_all AS s
+SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
+
+CREATE OR REPLACE VIEW diagnostics AS
+SELECT d.*
+FROM diagnostics_all AS d
+SEMI JOIN trials AS t USING (run_id, trial_id, attempt_id);
