@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from browser import Browser  # noqa: E402
 
-from pipeline.redact import redact  # noqa: E402
+from pipeline.redact import redactor  # noqa: E402
 from reports.html import ReportOptions, write_report  # noqa: E402
 from warehouse.writer import WarehouseWriter  # noqa: E402
 
@@ -150,7 +150,7 @@ def measure(root: Path, out: Path, trials: int) -> dict[str, Any]:
     run_id = f"bench-{trials}"
     written = synthetic_run(root, run_id, trials)
     started = time.monotonic()
-    write_report(root, out, run_id, ReportOptions(scrub=redact))
+    write_report(root, out, run_id, ReportOptions(scrub=redactor()))
     rendered = time.monotonic() - started
     loads = []
     with Browser(timeout_s=120) as browser:

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from pipeline.catalog import CatalogError
 from pipeline.decide_command import DecideOptions, make_decision
-from pipeline.redact import redact
+from pipeline.redact import redactor
 from reports import ComparisonInputError
 from reports.html import ReportInputError, ReportOptions, TraceOptions, write_report
 from warehouse.writer import WarehouseError
@@ -43,7 +43,7 @@ def write_html(root: Path, options: HtmlOptions) -> Path:
             options.baseline, options.run_id, options.config, options.review,
             catalogs=options.catalogs))
     return write_report(root, options.output, options.run_id,
-                        ReportOptions(scrub=redact, traces=options.traces, decision=decision))
+                        ReportOptions(scrub=redactor(), traces=options.traces, decision=decision))
 
 
 def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) -> int:
