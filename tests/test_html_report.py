@@ -164,6 +164,8 @@ def test_a_comparison_shows_the_gates_verdict_and_reasons(env: Path, tmp_path: P
     assert interval is not None
     assert f"[{interval.low:+.3f}, {interval.high:+.3f}]" in browser.evaluate(
         "document.getElementById('interval').textContent")
+    assert "not reported" in browser.evaluate(
+        "document.getElementById('baseline-models').textContent")
     assert browser.evaluate("document.querySelector('#paired-outcomes [data-pair="
                             "\"passed-failed\"]').textContent") == "6"
     assert browser.errors == []

@@ -17,7 +17,7 @@ from reports.html.charts import hatch_defs
 from reports.html.context import Page
 from reports.html.data import ReportInputError, load_run
 from reports.html.markup import Escaper, Markup, Scrub, embedded_json, join
-from reports.html.sections_compare import deltas, transitions, verdict
+from reports.html.sections_compare import baseline_provenance, deltas, transitions, verdict
 from reports.html.sections_conditions import failure_map
 from reports.html.sections_run import (
     first_violations,
@@ -29,6 +29,7 @@ from reports.html.sections_run import (
 )
 from reports.html.traces import TraceOptions, embedded_traces, trial_index
 from warehouse.atomic import atomic_text
+from warehouse.frames import frame_named
 
 
 def asset(name: str) -> str:
@@ -65,6 +66,13 @@ def _section(esc: Escaper, section_id: str, content: Markup) -> Markup:
     return Markup(f'<section id="{esc(section_id)}">{content}</section>')
 
 
+def _baseline(root: Path, page: Page, baseline: str) -> Markup:
+    params = {"run_id": baseline}
+    invocations = frame_named(root, "html_run_invocations", params)
+    codes = sorted({str(c) for c in invocations["code_version"].to_list()})
+    return baseline_provenance(page, frame_named(root, "html_run_models", params), codes)
+
+
 def render(root: Path, run_id: str, options: ReportOptions) -> str:
     """The report of run ``run_id`` (with a comparison: its candidate) as HTML text."""
     decision = options.decision
@@ -78,7 +86,7 @@ def render(root: Path, run_id: str, options: ReportOptions) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = (f"agentsweep: {run_id} vs {decision.baseline}" if decision
              else f"agentsweep: run {run_id}")
-    comparison = (join([verdict(page, decision),
+    comparison = (join([verdict(page, decision), _baseline(root, page, decision.baseline),
                         transitions(page, decision),
                         deltas(page, decision)]) if decision else Markup(""))
     body = join([

@@ -19,6 +19,20 @@ from reports.transitions import CellTransition
 from warehouse.schema import TransitionClass
 
 
+def baseline_provenance(page: Page, models: pl.DataFrame, codes: list[str]) -> Markup:
+    """What the baseline ran: its models with their reported versions, and its code."""
+    esc = page.esc
+    rows = "".join("<tr>" + join([
+        esc.tag("td", m["model"]), esc.tag("td", m["model_versions"] or "not reported"),
+        esc.tag("td", m["system_fingerprints"] or "not reported"),
+        esc.tag("td", m["trials"])]) + "</tr>" for m in models.iter_rows(named=True))
+    return join([
+        esc.tag("h3", f"baseline run: code {', '.join(codes) or 'unknown'}"),
+        Markup('<table class="grid" id="baseline-models"><thead><tr><th>model</th>'
+               "<th>version (provider-reported)</th><th>system fingerprint</th><th>trials</th>"
+               f"</tr></thead><tbody>{rows}</tbody></table>")])
+
+
 def verdict(page: Page, decision: Decision) -> Markup:
     esc, gate = page.esc, decision.gate
     reasons = join(esc.tag("li", r) for r in gate.reasons) or esc.tag("li", "no reason: admit")
@@ -108,11 +122,16 @@ def transitions(page: Page, decision: Decision) -> Markup:
                + "".join(rows) + "</tbody></table></div>")])
 
 
+def _figure(value: float | None) -> str:
+    """Four significant digits (a cost per trial is small, a latency large); None unknown."""
+    return "unknown" if value is None else f"{value:,.4g}"
+
+
 def deltas(page: Page, decision: Decision) -> Markup:
     esc = page.esc
     rows = "".join("<tr>" + join([
-        esc.tag("td", d.figure), esc.tag("td", fmt_number(d.baseline, 4)),
-        esc.tag("td", fmt_number(d.candidate, 4)), esc.tag("td", fmt_number(d.delta, 4)),
+        esc.tag("td", d.figure), esc.tag("td", _figure(d.baseline)),
+        esc.tag("td", _figure(d.candidate)), esc.tag("td", _figure(d.delta)),
         esc.tag("td", fmt_number(d.percent, 1, " %"))]) + "</tr>" for d in decision.deltas)
     changes = join(esc.tag("li", f"{c.scenario_id}: {c.old_sha256[:12]} -> {c.new_sha256[:12]} "
                                  + (f"(reviewed: {c.review.reason})" if c.review else
