@@ -9,6 +9,7 @@ it (``agentsweep show``). Long texts are cut at ``TEXT_LIMIT`` characters, marke
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ def trial_index(run: RunData) -> dict[str, Any]:
 
 
 def _cut(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN; the viewer shows a missing figure
     if isinstance(value, str) and len(value) > TEXT_LIMIT:
         return (value[:TEXT_LIMIT] + f" … [{len(value) - TEXT_LIMIT} more characters: "
                 "agentsweep show prints the whole trial]")
