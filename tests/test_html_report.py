@@ -168,8 +168,19 @@ def test_a_comparison_shows_the_gates_verdict_and_reasons(env: Path, tmp_path: P
         "document.getElementById('baseline-models').textContent")
     assert browser.evaluate("document.querySelector('#paired-outcomes [data-pair="
                             "\"passed-failed\"]').textContent") == "6"
-    assert browser.errors == []
     browser.screenshot(tmp_path / "comparison.png", full_page=True)
+    browser.click("#transitions td.cell-link")  # S1 chat: 3/3 -> 0/3
+    time.sleep(0.1)
+    sides = browser.evaluate("Array.from(document.querySelectorAll('#viewer button.trial'))"
+                             ".map(function(b){return [b.dataset.side || 'cand', "
+                             "b.textContent];})")
+    assert [side for side, _ in sides] == ["cand"] * 3 + ["baseline"] * 3
+    assert all(text.endswith("passed") for side, text in sides if side == "baseline")
+    browser.click("#viewer button.trial[data-side='baseline']")
+    time.sleep(0.1)
+    viewer = browser.evaluate("document.getElementById('viewer-body').textContent")
+    assert viewer.startswith("baseline run base") and "PASSED" in viewer
+    assert browser.errors == []
 
 
 def test_the_failure_map_shows_zeros_with_their_bound_and_greys_excluded_rows(

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from reports.decision import Decision
+from reports.html.baseline import baseline_side
 from reports.html.charts import hatch_defs
 from reports.html.context import Page
 from reports.html.data import ReportInputError, load_run
@@ -106,7 +107,9 @@ def render(root: Path, run_id: str, options: ReportOptions) -> str:
     ])
     traces = embedded_traces(root, run_id, options.traces)
     data = esc.data({"run_id": run_id, "index": page.index, "lists": page.lists,
-                     "traces": traces})
+                     "traces": traces,
+                     "baseline": baseline_side(root, page, decision, options.traces)
+                     if decision else None})
     script = asset("report.js")
     policy = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
               f"script-src '{script_hash(script)}'; base-uri 'none'; form-action 'none'")

@@ -31,6 +31,9 @@ class TraceOptions:
     """Trials that did not pass, embedded whole at most."""
     passed_sample: int = 50
     """Passed trials embedded whole (a sample, one per cell first)."""
+    baseline_traces: int = 200
+    """In a comparison: the baseline's trials of the cells that changed, embedded whole at
+    most (one repeat per cell first)."""
 
 
 def outcome(status: str, passed: bool | None) -> str:
@@ -91,7 +94,11 @@ def picked_trials(root: Path, run_id: str, options: TraceOptions) -> list[str]:
 
 def embedded_traces(root: Path, run_id: str, options: TraceOptions) -> dict[str, Any]:
     """Trial id -> {row, events, checks, attempts} for the picked trials."""
-    ids = picked_trials(root, run_id, options)
+    return traces_of(root, run_id, picked_trials(root, run_id, options))
+
+
+def traces_of(root: Path, run_id: str, ids: list[str]) -> dict[str, Any]:
+    """Trial id -> {row, events, checks, attempts} for these trials of the run."""
     if not ids:
         return {}
     params = {"run_id": run_id, "trial_ids": ids}

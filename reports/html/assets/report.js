@@ -51,6 +51,21 @@
     var positions = [];
     for (var i = cell[1]; i < cell[2]; i += 1) { positions.push(i); }
     showList(cell[0], positions, cell[3]);
+    var side = data.baseline;
+    var rows = side && side.cells[String(position)];
+    if (!rows) { return; }
+    add(body, el("h3", null, "the same cell in the baseline run " + side.run_id));
+    var ol = add(body, el("ol", "trials baseline"));
+    rows.forEach(function (row) {
+      var li = add(ol, el("li"));
+      var text = "repeat " + row[1] + ": " + index.outcomes[row[2]] + (row[3] === null ? "" :
+        " — first violation " + row[3] + " at turn " + (row[4] === null ? "?" : row[4]));
+      var button = add(li, el("button", "trial", text));
+      button.type = "button";
+      button.dataset.trial = row[0];
+      button.dataset.side = "baseline";
+      if (!side.traces[row[0]]) { add(li, el("span", "meta", " trace not embedded")); }
+    });
   }
 
   function parse(text) {
@@ -181,14 +196,17 @@
     });
   }
 
-  function showTrace(trialId) {
-    var trace = traces[trialId];
+  function showTrace(trialId, side) {
+    var baseline = side === "baseline";
+    var runId = baseline ? data.baseline.run_id : data.run_id;
+    var trace = (baseline ? data.baseline.traces : traces)[trialId];
     body.textContent = "";
+    if (baseline) { add(body, el("p", "bad", "baseline run " + runId)); }
     if (!trace) {
       add(body, el("h2", null, "trial " + trialId));
       add(body, el("p", null, "This trace is not embedded in the report (only failed trials " +
         "and a sample of passed ones are, up to a cap). Print it with:"));
-      add(body, el("pre", null, "agentsweep show " + trialId + " --run-id " + data.run_id));
+      add(body, el("pre", null, "agentsweep show " + trialId + " --run-id " + runId));
       open();
       return;
     }
@@ -228,7 +246,7 @@
 
   function activate(target) {
     var trial = target.closest("[data-trial]");
-    if (trial) { showTrace(trial.dataset.trial); return true; }
+    if (trial) { showTrace(trial.dataset.trial, trial.dataset.side); return true; }
     var cell = target.closest("[data-cell]");
     if (cell && cell.dataset.cell !== "") { showCell(Number(cell.dataset.cell)); return true; }
     var list = target.closest("[data-list]");
