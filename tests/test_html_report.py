@@ -76,6 +76,10 @@ def test_the_matrix_cells_and_counts_are_the_warehouses(env: Path, tmp_path: Pat
                        "GROUP BY scenario_id, memory_mode ORDER BY scenario_id, memory_mode")
     assert [(s, int(k), int(n)) for s, k, n, _ in shown] == [
         (s, k, n) for s, k, n, _ in expected.rows]
+    html = path.read_text("utf-8")  # self-contained: nothing to load, from anywhere
+    assert not re.search(r"<link|<iframe|<object|<embed|\ssrc=|url\((?!#)|@import|@font-face",
+                         html)
+    assert "default-src 'none'" in html
     texts = {s: t for s, _, _, t in shown}
     assert texts["S1"] == "0/3" and texts["S4"] == "2/2 +1?"  # the incomplete one apart
     counts = browser.evaluate("document.getElementById('status-counts').textContent")
