@@ -79,7 +79,7 @@ def test_the_matrix_cells_and_counts_are_the_warehouses(env: Path, tmp_path: Pat
     html = path.read_text("utf-8")  # self-contained: nothing to load, from anywhere
     assert not re.search(r"<link|<iframe|<object|<embed|<[a-z]+[^>]*\ssrc=|url\((?!#)|@import"
                          r"|@font-face", html)
-    assert "default-src 'none'" in html
+    assert "default-src &#x27;none&#x27;" in html  # the CSP, escaped as an attribute value
     texts = {s: t for s, _, _, t in shown}
     assert texts["S1"] == "0/3" and texts["S4"] == "2/2 +1?"  # the incomplete one apart
     counts = browser.evaluate("document.getElementById('status-counts').textContent")
@@ -143,6 +143,14 @@ def test_markup_in_the_data_renders_as_text_and_runs_nothing(env: Path, tmp_path
     assert browser.evaluate("document.querySelectorAll('#viewer img, #viewer script').length") \
         == 0
     assert browser.errors == []
+    # and were markup ever inserted, the page's policy would not run it
+    assert "default-src 'none'" in browser.evaluate(
+        "document.querySelector('meta[http-equiv]').content")
+    browser.evaluate("var s = document.createElement('script'); s.textContent = "
+                     "'window.__csp = 1'; document.body.appendChild(s); 1")
+    assert browser.evaluate("typeof window.__csp") == "undefined"
+    assert any("Content Security Policy" in e for e in browser.errors)
+    browser.errors.clear()
 
 
 def test_no_secret_lands_in_the_file(env: Path, tmp_path: Path) -> None:
