@@ -344,6 +344,9 @@ CONDITION_TRIALS = Table(
            nullable=True),
         _c("reply", pa.string(), "The first submission's final reply (redacted, first 500 "
            "characters).", nullable=True),
+        _c("read_first", pa.bool_(), "The agent called another tool (a read) before the write "
+           "(or, with no write, at all): it could have seen the obstacle in the data.",
+           nullable=True),
         _c("repeat_played", pa.bool_(), "The bare repeat after a refusal was played."),
         _c("repeat_outcome", pa.string(), "The repeat's outcome (null when not played).",
            nullable=True),
