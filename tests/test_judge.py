@@ -253,3 +253,31 @@ def test_show_lists_the_judges_apart_from_the_checks(
     assert result.exit_code == 0, result.output
     assert "complete; PASSED" in result.output
     assert "reference/judge-seed rubric explanation v1: majority fail" in result.output
+
+
+def test_at_most_concurrency_judge_calls_are_in_flight(
+        run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    import pipeline.judge.run as judge_module
+
+    inner = judge_module.judge_once
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.05)
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    monkeypatch.setattr(judge_module, "judge_once", counted)
+    judge_run(run, "orders", JudgeOptions(_judge("reference/judge-seed"), repeats=2,
+                                          concurrency=2))
+    assert state["most"] == 2
