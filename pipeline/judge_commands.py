@@ -41,6 +41,9 @@ def judge_run_command(
         "--scenario", help="Only these scenarios; repeatable.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 1,
     temperature: Annotated[float, typer.Option(help="The judge's temperature.")] = 0.0,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", min=1, help="Cap on the judge's reply tokens (default: the route's; "
+        "local models 768).")] = None,
     api_base: Annotated[str | None, typer.Option(
         "--api-base", help="OpenAI-compatible endpoint of the judge.")] = None,
     timeout_s: Annotated[float | None, typer.Option(
@@ -68,7 +71,8 @@ def judge_run_command(
     root = hygiene.warehouse_root()
     try:
         loaded = load_rubric(rubric) if rubric is not None else None
-        judge = ModelConfig(model, temperature=temperature, api_base=api_base,
+        params = {"max_tokens": max_tokens} if max_tokens is not None else {}
+        judge = ModelConfig(model, temperature=temperature, params=params, api_base=api_base,
                             timeout_s=timeout_s, concurrency=concurrency).resolved()
         with judge_endpoint(judge, concurrency, lambda t: console.print(t, markup=False)) as cp:
             options = JudgeOptions(judge, loaded, tuple(fields) or None, repeats, concurrency,
