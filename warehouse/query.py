@@ -31,6 +31,9 @@ class ReadOnlyViolation(ValueError):
 
 VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge")
 """The ``.sql`` files that create the views, in order (a later one reads the earlier)."""
+VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
+"""Their text, read when this module is imported: a process keeps the views that match the
+schema it loaded, even if the files change under a long run (an upgrade mid-sweep)."""
 
 
 def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
@@ -57,8 +60,8 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
             )
         else:
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
-    for views in VIEW_FILES:
-        con.execute(sql_text(views))
+    for views in VIEWS_SQL:
+        con.execute(views)
     if locked:
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",
