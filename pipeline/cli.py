@@ -10,12 +10,14 @@ import typer
 from rich.table import Table
 
 from pipeline import hygiene
+from pipeline.import_command import app as import_app
 from pipeline.local.commands import app as local_model_app
 from pipeline.tables import make_console
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
 app.add_typer(local_model_app, name="local-model")
+app.add_typer(import_app, name="import")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
 app.add_typer(checks_app, name="checks")

@@ -15,11 +15,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.agent import Agent, UserTurn
-from pipeline.catalog import load_domain
+from pipeline.catalog import Domain, load_domain
 from pipeline.channels import access_channel
 from pipeline.condition_rows import condition_row
+from pipeline.database import changed_only
 from pipeline.database_rows import diagnostic_rows, snapshot_rows
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
+from pipeline.expected_state import replay_golden
 from pipeline.grid import TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
@@ -129,7 +131,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         system_prompt=spec.prompt.text,
         tools=domain.openai_tools(),
         sandbox=sandbox,
-        step_limit=spec.step_limit,
+        step_limit=max(spec.step_limit, spec.scenario.step_limit or 0),
         memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
     )
     trace = Trace()
@@ -154,10 +156,23 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     after = sandbox.snapshot()
     if after is not None:
         trace.snapshots["after"] = after
+    _expected_snapshots(trace, spec, domain)
     if status == "incomplete":
         return _result(spec, ctx, trace, None, outcome, node_id)
     scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
     return _result(spec, ctx, trace, scoring, outcome, node_id)
+
+
+def _expected_snapshots(trace: Trace, spec: TrialSpec, domain: Domain) -> None:
+    """A golden-replay scenario's expected database (phase ``expected``); a large database's
+    snapshots cut down to the rows that differ between the phases."""
+    rules = spec.scenario.database
+    if rules is None or not trace.snapshots:
+        return
+    if rules.expected.golden:
+        trace.snapshots["expected"] = replay_golden(domain, spec.scenario)[0]
+    if rules.snapshots == "changed":
+        trace.snapshots = changed_only(trace.snapshots)
 
 
 @dataclass(frozen=True)

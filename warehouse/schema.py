@@ -347,7 +347,7 @@ CONDITION_TRIALS = Table(
     ),
 )
 
-SNAPSHOT_PHASES = ("before", "after")
+SNAPSHOT_PHASES = ("before", "after", "expected")
 SNAPSHOTS = Table(
     "snapshots",
     "A database domain's per-trial database (seed 004): one row per (trial attempt, phase, "
