@@ -7,8 +7,11 @@ action that raises), so a task whose gold write fails expects the database witho
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from pipeline.catalog import CallAction, Domain, Scenario
+from pipeline.catalog.database_models import DatabaseRules
 from pipeline.database import Snapshot
 from pipeline.sandbox import Sandbox, ToolOutcome
 
@@ -19,9 +22,16 @@ def golden_calls(scenario: Scenario) -> list[CallAction]:
 
 def replay_golden(domain: Domain, scenario: Scenario) -> tuple[Snapshot, list[ToolOutcome]]:
     """The database after the golden calls, and each call's outcome (its refusal, if any)."""
-    sandbox = Sandbox(domain, database=scenario.database)
-    outcomes = [sandbox.call(a.call.name, json.dumps(a.call.arguments, ensure_ascii=False))
-                for a in golden_calls(scenario)]
+    return replay(domain, scenario.database, [(a.call.name, dict(a.call.arguments))
+                                              for a in golden_calls(scenario)])
+
+
+def replay(domain: Domain, rules: DatabaseRules | None,
+           calls: Sequence[tuple[str, dict[str, Any]]]) -> tuple[Snapshot, list[ToolOutcome]]:
+    """The database after ``calls`` (name, arguments) on a fresh copy, and their outcomes."""
+    sandbox = Sandbox(domain, database=rules)
+    outcomes = [sandbox.call(name, json.dumps(arguments, ensure_ascii=False))
+                for name, arguments in calls]
     after = sandbox.snapshot()
     if after is None:
         raise ValueError(f"domain {domain.name} has no database to replay golden calls on")

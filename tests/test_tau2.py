@@ -49,7 +49,8 @@ def _read(path: Path) -> bytes:
 def test_the_import_reproduces_the_committed_catalog(tmp_path: Path) -> None:
     out = tmp_path / "tau2_retail"
     out.mkdir()
-    shutil.copy(DOMAIN / "tools.json", out / "tools.json")
+    for code in ("tools.json", "tools.py"):
+        shutil.copy(DOMAIN / code, out / code)
     report = import_tau2(SOURCE, out)
     assert (report.tasks, report.gold_actions) == (114, 550)
     for name in GENERATED:
@@ -249,3 +250,36 @@ def test_a_failing_gold_write_is_missing_from_the_expected_state() -> None:
     expected, _ = replay_golden(domain, scenarios["0"])
     diff = table_diff(seed, expected)
     assert [d["key"] for d in diff] == [["#W2378156"]]  # the exchange, nothing else
+
+
+# --- mutation -----------------------------------------------------------------------------------
+
+def test_the_mutants_a_task_must_catch_are_those_that_change_its_database() -> None:
+    catches: dict[str, set[str]] = {}
+    for loaded in load_suite(SUITE).scenarios:
+        for catch in loaded.scenario.catches:
+            assert (catch.check, catch.modes) == ("database:tables", ["chat"])
+            catches.setdefault(catch.mutant, set()).add(loaded.scenario.id)
+    assert len(catches["mutant-stray-write"]) == 114  # another customer's address
+    # every task with a gold write that succeeds (not 105, whose one write fails)
+    assert len(catches["mutant-drops-last-write"]) == 103 and "105" not in catches[
+        "mutant-drops-last-write"] and "64" in catches["mutant-drops-last-write"]
+    assert catches["mutant-changes-write-argument"] == catches["mutant-drops-last-write"]
+    # a repeated write is refused (not pending, not delivered any more) or writes the same
+    # address again: in tau2 it never changes the database, so it must pass everywhere
+    assert "mutant-repeats-write" not in catches
+
+
+@pytest.mark.slow
+def test_verify_suite_golden_passes_and_each_mutant_fails_the_database_check_exactly_there(
+) -> None:
+    from pipeline.verify import verify
+
+    cells = verify([load_suite(SUITE)], ["chat"], mutants=[
+        "mutant-drops-last-write", "mutant-changes-write-argument", "mutant-stray-write",
+        "mutant-repeats-write"])
+    assert len(cells) == 114 * 5
+    assert [(c.scenario_id, c.model, c.label()) for c in cells if not c.ok] == []
+    caught = {c.model for c in cells if c.expected is not None}
+    assert caught == {"reference/mutant-drops-last-write",
+                      "reference/mutant-changes-write-argument", "reference/mutant-stray-write"}

@@ -255,6 +255,8 @@ MutantName = Literal[
     "mutant-stray-write",
     "mutant-repeats-write",
     "mutant-skips-reread",
+    "mutant-drops-last-write",
+    "mutant-changes-write-argument",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
 ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")

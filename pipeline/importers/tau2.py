@@ -56,6 +56,12 @@ MUST_BE_EMPTY = ("ticket", "initial_state", "required_documents", "user_tools",
 """Known fields whose content this import cannot run yet."""
 GENERATED = ("db.sql.gz", "prompts/default.md", "LICENSE", "README.md", "suites/retail.jsonl")
 """The files the import writes (the rest of the domain folder is our code)."""
+MUTANTS = ("mutant-drops-last-write", "mutant-changes-write-argument", "mutant-stray-write",
+           "mutant-repeats-write")
+"""The reference mutants each scenario's catches are computed for (pipeline.importers.catches)."""
+STRAY_ADDRESS = {"address1": "1 Stray Street", "address2": "", "city": "Nowhere",
+                 "country": "USA", "state": "ZZ", "zip": "00000"}
+"""mutant-stray-write: the default address of the database's first user, changed on the side."""
 OPENING = ("(No user simulator: the simulated user's instructions, handed over as a ticket.)"
            "\n\n{instructions}")
 
@@ -127,7 +133,7 @@ def golden_reply(communicate: list[str]) -> str:
     return f"Done. {facts}" if facts else "Done."
 
 
-def scenario_of(task: Mapping[str, Any], domain: str) -> dict[str, Any]:
+def scenario_of(task: Mapping[str, Any], domain: str, stray_user: str) -> dict[str, Any]:
     criteria = task["evaluation_criteria"]
     actions = criteria.get("actions") or []
     basis = [REWARD[b] for b in criteria.get("reward_basis") or []]
@@ -147,6 +153,9 @@ def scenario_of(task: Mapping[str, Any], domain: str) -> dict[str, Any]:
         "expectations": {"communicate": communicate if "communicate" in basis else []},
         "step_limit": len(golden) + 1,
         "user": {"instructions": instructions},
+        "mutation": {"stray_write": {"turn": 1, "call": {
+            "name": "modify_user_address",
+            "arguments": {"user_id": stray_user, **STRAY_ADDRESS}}}},
         "nl_assertions": list(criteria.get("nl_assertions") or []),
         "reward_basis": basis,
         "imported_from": {"benchmark": BENCHMARK, "commit": SOURCE_COMMIT,
@@ -217,6 +226,16 @@ def _load_json(path: Path) -> Any:
         raise ImportFailed(f"{path.name}: {exc}") from None
 
 
+def _with_catches(scenario: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The scenario with the mutants it must catch (those that change the database)."""
+    from pipeline.catalog import Scenario, load_domain
+    from pipeline.importers.catches import database_catches
+
+    domain = load_domain(out.name, out)
+    catches = database_catches(domain, Scenario.model_validate(scenario), MUTANTS)
+    return {**scenario, "catches": catches}
+
+
 def import_tau2(source: Path, out: Path) -> ImportReport:
     """Convert ``source`` into ``out`` (a domain folder; its name is the domain's)."""
     for name in SOURCE_FILES:
@@ -225,17 +244,21 @@ def import_tau2(source: Path, out: Path) -> ImportReport:
     tasks = _load_json(source / "tasks.json")
     if not isinstance(tasks, list):
         raise ImportFailed("tasks.json: the top level must be a list of tasks")
-    tools_file = out / "tools.json"
-    tools = ({t["name"] for t in _load_json(tools_file)["tools"]}
-             if tools_file.is_file() else None)
+    for code in ("tools.json", "tools.py"):
+        if not (out / code).is_file():
+            raise ImportFailed(f"{out / code}: the domain's own code must be in the folder "
+                               "first (catalogs/tau2_retail has it)")
+    tools = {t["name"] for t in _load_json(out / "tools.json")["tools"]}
     for task in tasks:
         check_task(task, tools)
     db = _load_json(source / "db.json")
-    lines = [json.dumps(scenario_of(t, out.name), ensure_ascii=False, sort_keys=True)
-             for t in tasks]
+    _write(out / "db.sql.gz", gzip.compress(database_sql(db).encode(), compresslevel=9,
+                                            mtime=0))
+    lines = [json.dumps(_with_catches(scenario_of(t, out.name, next(iter(db["users"]))), out),
+                        ensure_ascii=False, sort_keys=True) for t in tasks]
     actions = sum(len(t["evaluation_criteria"].get("actions") or []) for t in tasks)
     files = {
-        "db.sql.gz": gzip.compress(database_sql(db).encode(), compresslevel=9, mtime=0),
+        "db.sql.gz": (out / "db.sql.gz").read_bytes(),
         "prompts/default.md": (source / "policy.md").read_bytes(),
         "LICENSE": (source / "LICENSE").read_bytes(),
         "README.md": readme(source, len(tasks), actions).encode(),
