@@ -281,15 +281,15 @@ def sql(
     console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
-REPORTS = ("summary", "matrix", "first_violations", "failure-map")
+REPORTS = ("summary", "matrix", "first_violations", "failure-map", "pass_hat_k")
 VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 """Reports whose rows (--format csv/json) are another named query's."""
 
 
 @app.command()
 def report(
-    name: Annotated[str, typer.Argument(help="summary, matrix, first_violations or "
-                                             "failure-map")],
+    name: Annotated[str, typer.Argument(help="summary, matrix, first_violations, "
+                                             "failure-map or pass_hat_k")],
     run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "

@@ -16,13 +16,14 @@ from conftest import REPO
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.database import changed_only, fresh_database, snapshot
-from pipeline.expected_state import replay_golden
+from pipeline.expected_state import golden_calls, replay_golden
 from pipeline.grid import ModelConfig, expand
 from pipeline.importers import ImportFailed, import_tau2
 from pipeline.importers.tau2 import GENERATED, check_task
 from pipeline.sandbox import Sandbox
 from pipeline.scoring.communicate import said
 from pipeline.scoring.database import table_diff
+from pipeline.trace import ToolCall
 from pipeline.trial import RunContext, TrialResult, run_trial
 
 SOURCE = Path("/work/shared/peers/tau2-retail")
@@ -164,10 +165,8 @@ def test_modifying_items_gives_each_the_last_new_variants_price_and_options() ->
     """tau2's quirk (gold tasks 20, 21, 36, 37, 100 depend on it)."""
     sandbox = _sandbox()
     scenario = next(s.scenario for s in load_suite(SUITE).scenarios if s.scenario.id == "20")
-    call = next(a.call for a in scenario.turns[0].golden
-                if getattr(a, "call", None) is not None
-                and a.call.name == "modify_pending_order_items")  # type: ignore[union-attr]
-    arguments = call.arguments
+    call = next(c for c in golden_calls(scenario) if c.call.name == "modify_pending_order_items")
+    arguments = call.call.arguments
     assert len(arguments["new_item_ids"]) >= 2
     after = _call(sandbox, "modify_pending_order_items", **arguments)
     assert after["status"] == "pending (item modified)"
@@ -215,7 +214,7 @@ def _golden_results() -> Iterator[TrialResult]:
 
 def _refusals(result: TrialResult) -> list[str]:
     return [str(e.tool_error) for e in result.events
-            if type(e).__name__ == "ToolCall" and getattr(e, "tool_error", None)]
+            if isinstance(e, ToolCall) and e.tool_error is not None]
 
 
 @pytest.mark.slow
@@ -283,3 +282,61 @@ def test_verify_suite_golden_passes_and_each_mutant_fails_the_database_check_exa
     caught = {c.model for c in cells if c.expected is not None}
     assert caught == {"reference/mutant-drops-last-write",
                       "reference/mutant-changes-write-argument", "reference/mutant-stray-write"}
+
+
+def test_pass_hat_k_is_taus_estimator_averaged_over_scenarios() -> None:
+    import duckdb
+
+    from reports.transitions import pass_hat_k
+    from warehouse.query import sql_text
+
+    con = duckdb.connect(":memory:")
+    con.execute("CREATE TABLE trials (run_id TEXT, model TEXT, prompt_id TEXT, memory_mode TEXT,"
+                " scenario_id TEXT, status TEXT, passed BOOLEAN)")
+    outcomes = {"a": [True, True, False, True], "b": [True, False, False, False],
+                "c": [True, True, True, True]}
+    for scenario, passes in outcomes.items():
+        for passed in passes:
+            con.execute("INSERT INTO trials VALUES ('r', 'm', 'p', 'chat', ?, 'complete', ?)",
+                        [scenario, passed])
+    con.execute("INSERT INTO trials VALUES ('r', 'm', 'p', 'chat', 'a', 'incomplete', NULL)")
+    rows = con.execute(sql_text("pass_hat_k"), {"run_id": "r"}).fetchall()
+    assert [r[3] for r in rows] == [1, 2, 3, 4]
+    for row in rows:
+        k = row[3]
+        wanted = sum(pass_hat_k(sum(p), len(p), k) for p in outcomes.values()) / 3
+        assert row[4] == 3 and row[5] == pytest.approx(wanted, abs=1e-6)
+
+
+def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
+        tmp_path: Path) -> None:
+    from pipeline.rescore import rescore_run
+    from pipeline.trial import tables_of
+    from warehouse.query import run_sql
+    from warehouse.writer import WarehouseWriter
+
+    suite = load_suite(SUITE)
+    ctx = RunContext("tau2-drop", "test")
+    models = [ModelConfig("reference/golden"), ModelConfig("reference/mutant-drops-last-write")]
+    results = [run_trial(spec, ctx) for spec in expand([suite], models, ["default"], ["chat"],
+                                                        repeats=1)
+               if spec.scenario.id in ("0", "105")]
+    root = tmp_path / "warehouse"
+    WarehouseWriter(root, "tau2-drop").write_batch(tables_of(results))
+    rescore_run(root, "tau2-drop", "tau2-again", [suite])
+    rows = run_sql(root, "select t.run_id, t.model, t.scenario_id, t.passed, c.detail "
+                         "from trials t join checks c using (run_id, trial_id) where c.check_id = "
+                         "'database:tables' order by t.model, t.scenario_id, t.run_id",
+                   all_runs=True).rows
+    verdicts: dict[tuple[str, str], set[tuple[bool, str]]] = {(r[1], r[2]): set() for r in rows}
+    for row in rows:
+        verdicts[(row[1], row[2])].add((row[3], row[4]))
+    assert all(len(v) == 1 for v in verdicts.values())  # rescoring agrees, detail and all
+    assert {k: next(iter(v))[0] for k, v in verdicts.items()} == {
+        ("reference/golden", "0"): True, ("reference/golden", "105"): True,
+        ("reference/mutant-drops-last-write", "0"): False,
+        ("reference/mutant-drops-last-write", "105"): True}
+    stored = run_sql(root, "select phase, count(*), sum(length(rows_json)) from snapshots where "
+                           "run_id = 'tau2-drop' group by all order by all", all_runs=True).rows
+    assert [r[:2] for r in stored] == [("after", 12), ("before", 12), ("expected", 12)]
+    assert all(r[2] < 10_000 for r in stored)  # the changed rows only, not 2.8 MB a phase
