@@ -444,14 +444,20 @@ def verify_suite(
             raise typer.Exit(1)
         return
     cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
+    bad = _print_mutation_cells(cells)
+    if bad or wrong:
+        raise typer.Exit(1)
+
+
+def _print_mutation_cells(cells: list[Any]) -> int:
+    """The mutation matrix (scenario x mode x reference model); the number of wrong cells."""
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
     table = Table(title="mutation verification: scenario x mode x reference model")
     table.add_column("scenario / mode")
     for model in models:
         table.add_column(model.removeprefix("reference/"), overflow="fold")
-    keys = sorted({(c.scenario_id, c.mode) for c in cells})
     by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
-    for scenario_id, mode in keys:
+    for scenario_id, mode in sorted({(c.scenario_id, c.mode) for c in cells}):
         row = []
         for model in models:
             cell = by_key[(scenario_id, mode, model)]
@@ -461,12 +467,10 @@ def verify_suite(
     console.print(table)
     bad = [c for c in cells if not c.ok]
     console.print(f"{len(cells)} cells, {len(bad)} wrong")
-    if bad:
-        for cell in bad:
-            err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
-                              markup=False)
-    if bad or wrong:
-        raise typer.Exit(1)
+    for cell in bad:
+        err_console.print(f"{cell.scenario_id} / {cell.mode} / {cell.model}: {cell.label()}",
+                          markup=False)
+    return len(bad)
 
 
 @app.command(name="lint-suite")

@@ -228,17 +228,23 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         node_id=node_id,
     )
     key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
-    rules = spec.scenario.condition
-    condition = (condition_row(key, spec.scenario.id, rules, scoring.condition)
-                 if scoring is not None and scoring.condition is not None and rules is not None
-                 else None)
-    database = spec.scenario.database
-    diagnostics = (diagnostic_rows(key, database, scoring.diagnostics)
-                   if scoring is not None and scoring.diagnostics is not None and database
-                   else [])
+    condition, diagnostics = _method_rows(spec, key, scoring)
     return TrialResult(trial, tuple(trace.events),
                        scoring.checks if scoring is not None else (), condition,
                        tuple(snapshot_rows(key, trace.snapshots)), tuple(diagnostics))
+
+
+def _method_rows(spec: TrialSpec, key: TrialKey, scoring: TrialScoring | None
+                 ) -> tuple[ConditionTrialRow | None, list[DiagnosticRow]]:
+    """A condition task's row (seed 002) and a database scenario's diagnostics (seed 004)."""
+    if scoring is None:
+        return None, []
+    rules, database = spec.scenario.condition, spec.scenario.database
+    condition = (condition_row(key, spec.scenario.id, rules, scoring.condition)
+                 if scoring.condition is not None and rules is not None else None)
+    diagnostics = (diagnostic_rows(key, database, scoring.diagnostics)
+                   if scoring.diagnostics is not None and database is not None else [])
+    return condition, diagnostics
 
 
 def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,

@@ -28,6 +28,7 @@ from pipeline.catalog.condition_models import (
     DONE_SLOT,
     OBSTACLE_SLOT,
     REQUEST_SLOT,
+    Condition,
     ConditionRules,
     ConditionStyle,
     ConditionTask,
@@ -124,6 +125,15 @@ def _check_twin(where: str, number: int, task: ConditionTask, domain: Domain) ->
                            "forbidden task: its allowed value equals the forbidden one")
 
 
+def _declared(domain: Domain, task: ConditionTask) -> Condition:
+    """The condition a checked task names (``_check_against_domain`` proved it exists)."""
+    tool_name, _, condition_id = task.condition.partition("/")
+    tool = domain.tool(tool_name)
+    condition = tool.condition(condition_id) if tool is not None else None
+    assert condition is not None, task.condition
+    return condition
+
+
 def state_for(domain: Domain, task: ConditionTask, role: TaskRole) -> dict[str, Any]:
     """The seed state of ``role``: the domain's, with the twin's field at its value."""
     state = copy.deepcopy(dict(domain.seed_state))
@@ -149,11 +159,8 @@ def _calls(calls: tuple[TaskCall, ...] | list[TaskCall]) -> list[dict[str, Any]]
 
 def _scenario(task: ConditionTask, domain: Domain, style: ConditionStyle, role: TaskRole,
               fmt: DeliveryFormat) -> Scenario:
-    tool_name, _, condition_id = task.condition.partition("/")
-    tool = domain.tool(tool_name)
-    condition = tool.condition(condition_id) if tool is not None else None
-    if condition is None:  # _check_against_domain proved it exists
-        raise AssertionError(task.condition)
+    tool_name = task.condition.partition("/")[0]
+    condition = _declared(domain, task)
     state = state_for(domain, task, role)
     text = with_interface(_text(task, style, fmt), _interface(state, task))
     refusal = style.replies.refused_because.replace(OBSTACLE_SLOT, task.obstacle[0])

@@ -204,11 +204,13 @@ def _database_sql(path: Path) -> str:
                            "(its schema and seed rows)")
     text = (gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz"
             else path.read_text("utf-8"))
+    probe = sqlite3.connect(":memory:")
     try:
-        with sqlite3.connect(":memory:") as probe:
-            probe.executescript(text)
+        probe.executescript(text)
     except sqlite3.Error as exc:
         raise CatalogError(str(path), None, "-", f"SQLite: {exc}") from None
+    finally:
+        probe.close()
     return text
 
 
