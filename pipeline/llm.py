@@ -55,7 +55,8 @@ class ModelReply:
         return message
 
 
-CallPurpose = Literal["planner", "summary", "state"]
+CallPurpose = Literal["planner", "summary", "state", "user"]
+"""What a model call is for: the agent's planner or memory, or a user simulator (``user``)."""
 # CALL_TAG_KEY (pipeline.routes): the call tag (purpose, turn) goes in LiteLLM ``metadata`` and,
 # when the call has an ``extra_body``, in the request body. Real providers ignore it.
 

@@ -26,7 +26,7 @@ EXIT_INTERRUPTED = 130
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "timeout_s": "--timeout-s", "tools": "--tools"}
+                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model"}
 
 
 class BadInput(Exception):
@@ -45,6 +45,8 @@ class RunOptions:
     memory_mode: list[str] = field(default_factory=list)
     repeats: int | None = None
     tools: str | None = None
+    user_model: str | None = None
+    """The user simulator's model (scenarios with a simulated user)."""
     api_base: str | None = None
     temperature: float | None = None
     seed: int | None = None
@@ -61,7 +63,7 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.api_base, self.timeout_s, self.tools)
+                self.api_base, self.timeout_s, self.tools, self.user_model)
         return any(v not in (None, []) for v in grid)
 
 
@@ -100,7 +102,8 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("prompts", options.prompt), ("memory_modes", options.memory_mode),
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
-                       ("max_in_flight", options.max_in_flight), ("tools", options.tools)):
+                       ("max_in_flight", options.max_in_flight), ("tools", options.tools),
+                       ("user_model", options.user_model)):
         if value not in (None, []):
             args[key] = value
     return args

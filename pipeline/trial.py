@@ -22,7 +22,7 @@ from pipeline.database import changed_only
 from pipeline.database_rows import diagnostic_rows, snapshot_rows
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.expected_state import replay_golden
-from pipeline.grid import TrialSpec
+from pipeline.grid import ModelConfig, TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
@@ -31,6 +31,8 @@ from pipeline.redact import redact
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
 from pipeline.trace import Event, Trace
+from pipeline.user_prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
+from pipeline.user_simulator import UserSimulator
 from warehouse.rows import (
     CheckRow,
     ConditionTrialRow,
@@ -92,13 +94,25 @@ def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-def model_client_for(spec: TrialSpec) -> ModelClient:
-    """The trial's model client: the model's provider adds its per-trial call options (looked
-    up by name, never special-cased here), then the sweep's (``spec.extra``)."""
-    route = spec.model.route or resolve_route(spec.model.name)
+def model_client_for(spec: TrialSpec, model: ModelConfig | None = None) -> ModelClient:
+    """The trial's model client (or ``model``'s: the user simulator's): the model's provider
+    adds its per-trial call options (looked up by name, never special-cased here), then the
+    sweep's (``spec.extra``)."""
+    model = model or spec.model
+    route = model.route or resolve_route(model.name)
     domain = load_domain(spec.scenario.domain, spec.domain_path)
-    params = provider_for(spec.model.name).trial_params(route, spec.scenario, domain)
-    return LiteLLMClient(spec.model, {**params, **spec.extra})
+    params = provider_for(model.name).trial_params(route, spec.scenario, domain)
+    return LiteLLMClient(model, {**params, **spec.extra})
+
+
+def _simulator(spec: TrialSpec, client: ModelClient | None) -> UserSimulator | None:
+    """The trial's simulated user, when the scenario has one and the sweep names its model."""
+    user = spec.scenario.user
+    if user is None or (spec.user_model is None and client is None):
+        return None
+    model = client or model_client_for(spec, spec.user_model)
+    return UserSimulator(model if spec.deadline_s is None else
+                         DeadlineClient(model, spec.deadline_s), user.instructions)
 
 
 @dataclass
@@ -119,7 +133,8 @@ class DeadlineClient:
 
 
 def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
-              client: ModelClient | None = None) -> TrialResult:
+              client: ModelClient | None = None,
+              user_client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     case = spec.scenario.case
     database = spec.scenario.database
@@ -143,7 +158,11 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     error_kind: str | None = None
     error_message: str | None = None
     try:
-        agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
+        simulator = _simulator(spec, user_client)
+        if simulator is not None:
+            agent.run_simulated(simulator, trace)
+        else:
+            agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
@@ -187,6 +206,8 @@ class _Outcome:
 def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScoring | None,
             outcome: _Outcome, node_id: str | None) -> TrialResult:
     usage = trace.usage.reported()
+    user_usage = trace.user_usage.reported()
+    simulated = spec.user_model is not None and spec.scenario.user is not None
     scores = TrialScoreColumns(**scoring.scores.row()) if scoring is not None else None
     trial = TrialRow(
         run_id=ctx.run_id, trial_id=spec.trial_id, attempt_id=uuid.uuid4().hex,
@@ -226,6 +247,12 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         finished_at=outcome.finished,
         code_version=ctx.code_version,
         node_id=node_id,
+        user_model=spec.user_model.name if simulated and spec.user_model else None,
+        user_prompt_sha256=USER_PROMPT_SHA256 if simulated else None,
+        user_model_calls=user_usage.model_calls if simulated else None,
+        user_input_tokens=user_usage.input_tokens if simulated else None,
+        user_output_tokens=user_usage.output_tokens if simulated else None,
+        user_cost_usd=user_usage.cost_usd if simulated else None,
     )
     key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
     condition, diagnostics = _method_rows(spec, key, scoring)
