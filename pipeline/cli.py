@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pipeline import hygiene
 from pipeline.import_command import app as import_app
+from pipeline.import_command import export_app
 from pipeline.local.commands import app as local_model_app
 from pipeline.tables import make_console
 
@@ -18,6 +19,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
 app.add_typer(local_model_app, name="local-model")
 app.add_typer(import_app, name="import")
+app.add_typer(export_app, name="export")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
 app.add_typer(checks_app, name="checks")

@@ -340,3 +340,35 @@ def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
                            "run_id = 'tau2-drop' group by all order by all", all_runs=True).rows
     assert [r[:2] for r in stored] == [("after", 12), ("before", 12), ("expected", 12)]
     assert all(r[2] < 10_000 for r in stored)  # the changed rows only, not 2.8 MB a phase
+
+
+def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
+        tmp_path: Path) -> None:
+    from pipeline.exporters.tau2 import export_run
+    from pipeline.trial import tables_of
+    from warehouse.writer import WarehouseWriter
+
+    suite = load_suite(SUITE)
+    ctx = RunContext("tau2-export", "test")
+    results = [run_trial(spec, ctx) for spec in expand(
+        [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], repeats=1)
+        if spec.scenario.id in ("0", "105")]
+    root = tmp_path / "warehouse"
+    WarehouseWriter(root, "tau2-export").write_batch(tables_of(results))
+    exported = export_run(root, "tau2-export")
+    simulations = {s["task_id"]: s for s in exported["simulations"]}
+    assert set(simulations) == {"0", "105"}
+    assert {s["termination_reason"] for s in simulations.values()} == {"user_stop"}
+    scenarios = {s.scenario.id: s.scenario for s in suite.scenarios}
+    for task_id, simulation in simulations.items():
+        roles = [m["role"] for m in simulation["messages"]]
+        calls = [c for m in simulation["messages"] if m["role"] == "assistant"
+                 for c in m["tool_calls"] or []]
+        assert [(c["name"], c["arguments"]) for c in calls] == [
+            (a.call.name, a.call.arguments) for a in golden_calls(scenarios[task_id])]
+        assert roles.count("tool") == len(calls) and roles[0] == "user"
+    tool = next(m for m in simulations["105"]["messages"] if m["role"] == "tool")
+    assert (tool["error"], tool["content"]) == (
+        True, "Error: Insufficient gift card balance to pay for the price difference")
+    first = next(m for m in simulations["0"]["messages"] if m["role"] == "tool")
+    assert first["content"] == "yusuf_rossi_9620"  # a string answer stays a plain string
