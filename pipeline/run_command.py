@@ -218,6 +218,7 @@ def check(config: Any, append: bool) -> list[Any]:
             raise BadInput(f"--model: {exc}") from None
         _default_modes(config, suites)
         preflight(models, suites, config.prompts, config.memory_modes)
+        _check_user_model(config, [m.name for m in models])
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:
@@ -461,3 +462,25 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
                            f"Free some space, then {again}", markup=False, soft_wrap=True)
         return EXIT_INCOMPLETE
+
+
+def _check_user_model(config: Any, agents: list[str]) -> None:
+    """The user simulator's model: one its provider knows, with its key; a model served on the
+    nodes (the local model) only when an agent model of the sweep is the same (its server is
+    started for the agents)."""
+    from pipeline.preflight import PreflightError, preflight
+
+    if config.user_model is None:
+        return
+    try:
+        user = config.user_model.resolved()
+    except ValueError as exc:
+        raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
+    try:
+        preflight([user], [], config.prompts, [])
+    except PreflightError as exc:
+        raise BadInput(f"--user-model: {exc}") from None
+    if user.route is not None and user.route.node_service and user.name not in agents:
+        raise BadInput(f"--user-model {user.name}: a model served on the nodes plays the user "
+                       "only when it is also a --model of the sweep (its server is started "
+                       "for the agents)")

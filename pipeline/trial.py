@@ -97,12 +97,13 @@ def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]
 def model_client_for(spec: TrialSpec, model: ModelConfig | None = None) -> ModelClient:
     """The trial's model client (or ``model``'s: the user simulator's): the model's provider
     adds its per-trial call options (looked up by name, never special-cased here), then the
-    sweep's (``spec.extra``)."""
+    sweep's (``spec.extra``: the agent model's node endpoint, so only for that model)."""
     model = model or spec.model
     route = model.route or resolve_route(model.name)
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     params = provider_for(model.name).trial_params(route, spec.scenario, domain)
-    return LiteLLMClient(model, {**params, **spec.extra})
+    extra = spec.extra if model.name == spec.model.name else {}
+    return LiteLLMClient(model, {**params, **extra})
 
 
 def _simulator(spec: TrialSpec, client: ModelClient | None) -> UserSimulator | None:

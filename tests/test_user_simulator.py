@@ -104,3 +104,22 @@ def test_a_user_who_never_stops_hits_the_turn_cap() -> None:
     assert result.trial.passed is False and result.trial.turns == 30
     assert set(user.calls) == {"user"} and set(agent.calls) == {"planner"}
     assert result.trial.user_input_tokens is None  # unknown, never estimated
+
+
+def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
+    import pytest
+
+    from pipeline.run_command import BadInput, check
+    from pipeline.sweep import SweepConfig
+
+    def config(user: str) -> SweepConfig:
+        return SweepConfig(suites=[SUITE], scenarios=["0"], models=["reference/golden"],
+                           memory_modes=["chat"], repeats=1, user_model=user,
+                           warehouse=tmp_path / "warehouse")
+
+    with pytest.raises(BadInput, match=r"^--user-model: --model bogus/none: LiteLLM knows no"):
+        check(config("bogus/none"), append=False)
+    with pytest.raises(BadInput, match=r"^--user-model local/default: a model served on the "
+                                       r"nodes plays the user only when it is also a --model"):
+        check(config("local/default"), append=False)
+    assert check(config("reference/golden"), append=False) is not None
