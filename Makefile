@@ -13,7 +13,8 @@ export UV_PYTHON := $(BIN)/python
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
 
-.PHONY: setup setup-dev setup-local run run-local test test-fast lint bench clean openmp-runtime
+.PHONY: setup setup-dev setup-local run run-local test test-fast lint bench bench-html clean \
+	openmp-runtime chromium-browser
 
 setup: $(VENV)/.installed-runtime
 setup-dev: $(VENV)/.installed-dev
@@ -26,6 +27,14 @@ openmp-runtime:
 	  (apt-get install -y -q libgomp1 || (apt-get update -q && apt-get install -y -q libgomp1)) \
 	    >/dev/null || { echo "install libgomp1 (Debian/Ubuntu) or libgomp (others)"; exit 1; }; }
 
+# The HTML report's tests open it in a real headless browser: Debian's chromium (no driver
+# library; the tests speak the DevTools protocol over a pipe, tests/browser.py).
+chromium-browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  echo "installing chromium (the HTML report's browser tests)"; \
+	  (apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium)) \
+	    >/dev/null || { echo "install chromium (Debian/Ubuntu) for the HTML report tests"; exit 1; }; }
+
 $(BIN)/uv: requirements-bootstrap.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements-bootstrap.txt
@@ -36,7 +45,7 @@ $(VENV)/.installed-runtime: requirements.lock pyproject.toml $(BIN)/uv
 	$(UV) pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml $(BIN)/uv | openmp-runtime
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml $(BIN)/uv | openmp-runtime chromium-browser
 	$(UV) pip install --quiet --require-hashes -r requirements-dev.lock
 	$(UV) pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.installed-runtime $(VENV)/.installed-local
@@ -70,6 +79,10 @@ lint: setup-dev
 
 bench: setup-dev
 	$(BIN)/python benchmarks/throughput.py $(ARGS)
+
+# Size and headless load time of the HTML report at 1k / 10k / 100k synthetic trials.
+bench-html: setup-dev
+	$(BIN)/python benchmarks/html_report.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .agentsweep .pytest_cache

@@ -6,8 +6,10 @@
 ``serve`` registers the deployment ``agentsweep-nightly/nightly`` (cron ``0 2 * * *``, UTC) with
 the Prefect API in ``PREFECT_API_URL`` and executes its runs until stopped; ``run`` runs the flow
 once, now. The comparison (``reports.compare`` over ``warehouse/sql/compare_runs.sql``) lands in
-``AGENTSWEEP_HOME/reports/<run_id>-vs-<baseline>.csv``; ``previous`` names the latest earlier
-nightly run (run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
+``AGENTSWEEP_HOME/reports/<run_id>-vs-<baseline>.csv`` and, beside it, the HTML report of the
+comparison (``<run_id>-vs-<baseline>.html``: gate verdict, transitions, matrix, traces; with no
+baseline the run's own ``<run_id>.html``); ``previous`` names the latest earlier nightly run
+(run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
+from pipeline.html_command import nightly_report  # noqa: E402
 from pipeline.spec import load_spec  # noqa: E402
 from pipeline.sweep import SweepConfig, SweepOutcome  # noqa: E402
 from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
@@ -46,8 +49,13 @@ class NightlyRegression(Exception):
         cells = comparison.regressed_cells()
         super().__init__(f"run {comparison.candidate} regressed against {comparison.baseline} "
                          f"in {len(cells)} cell(s): {'; '.join(cells)} (report: "
-                         f"{comparison.report})")
+                         f"{comparison.report}; HTML: {html_path(comparison)})")
         self.comparison = comparison
+
+
+def html_path(comparison: Comparison) -> Path | None:
+    """The HTML report beside the comparison's CSV."""
+    return comparison.report.with_suffix(".html") if comparison.report else None
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class NightlyOutcome:
     sweep: SweepOutcome
     comparison: Comparison | None
     """None when no baseline was named (or ``previous`` found none)."""
+    html: Path | None = None
+    """The HTML report (the comparison's, or the run's when there is none)."""
 
 
 def nightly_run_id() -> str:
@@ -81,6 +91,15 @@ def compare_task(config: SweepConfig, baseline_run_id: str) -> Comparison | None
                             config.run_id)
 
 
+@task(name="html-report", cache_policy=NO_CACHE)
+def html_task(config: SweepConfig, comparison: Comparison | None) -> Path:
+    reports = hygiene.agentsweep_home() / "reports"
+    path = (html_path(comparison) if comparison is not None else None) or (
+        reports / f"{config.run_id}.html")
+    return nightly_report(config.warehouse, path, config.run_id,
+                          comparison.baseline if comparison is not None else None)
+
+
 @flow(name="agentsweep-nightly", log_prints=False)
 def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcome:
     """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions.
@@ -89,9 +108,10 @@ def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcom
     config = load_spec_task(spec_path)
     outcome = sweep_flow(config)
     comparison = compare_task(config, baseline_run_id) if baseline_run_id else None
+    html = html_task(config, comparison)  # before a regression fails the run: read it then
     if comparison is not None and comparison.changes().get("regressed"):
         raise NightlyRegression(comparison)
-    return NightlyOutcome(config.run_id, outcome, comparison)
+    return NightlyOutcome(config.run_id, outcome, comparison, html)
 
 
 def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None = PREVIOUS,
@@ -133,8 +153,8 @@ def main(argv: list[str] | None = None) -> None:
         report = result.comparison.report if result.comparison else None
         changed = result.comparison.changes().get("changed", 0) if result.comparison else 0
         print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
-              f"{report or 'none'}" + (f"; {changed} cell(s) changed, to review" if changed
-                                       else ""))
+              f"{report or 'none'}; HTML report: {result.html}"
+              + (f"; {changed} cell(s) changed, to review" if changed else ""))
         return
     from prefect import serve
 

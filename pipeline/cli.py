@@ -287,7 +287,7 @@ def sql(
     console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
-REPORTS = ("summary", "matrix", "first_violations", "failure-map", "pass_hat_k")
+REPORTS = ("summary", "matrix", "first_violations", "failure-map", "html", "pass_hat_k")
 VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 """Reports whose rows (--format csv/json) are another named query's."""
 
@@ -295,17 +295,34 @@ VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 @app.command()
 def report(
     name: Annotated[str, typer.Argument(help="summary, matrix, first_violations, "
-                                             "failure-map or pass_hat_k")],
+                                             "failure-map, html or pass_hat_k")],
     run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "
                                                    "all).")] = 200,
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="html: the file to write (its folder must exist).")] = None,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="html: compare the run (candidate) with this run.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="html with --baseline: gate config (YAML) for the verdict.")] = None,
+    review: ReviewFile = None,
+    catalog: DecisionCatalogs = None,
+    max_failed_traces: Annotated[int, typer.Option(
+        min=0, help="html: trials that did not pass embedded whole, at most.")] = 500,
+    passed_sample: Annotated[int, typer.Option(
+        min=0, help="html: passed trials embedded whole (a sample).")] = 50,
 ) -> None:
-    """Print a named report (a .sql file in warehouse/sql/) for one run."""
+    """Print a named report (a .sql file in warehouse/sql/) for one run; `html` writes one
+    self-contained HTML file (-o) of the run, or with --baseline of the comparison."""
     from warehouse.query import run_named
 
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
+    if name == "html":
+        _report_html(run_id, output, baseline, config, review, catalog or [],
+                     max_failed_traces, passed_sample)
+        return
     if output_format not in ("table", "csv", "json"):
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
     if name == "failure-map" and output_format == "table":
@@ -318,6 +335,22 @@ def report(
     if len(rows) < len(result.rows):
         console.print(f"... {len(result.rows) - len(rows)} more rows (--limit N, or --format "
                       "csv for all)")
+
+
+def _report_html(run_id: str, output: Path | None, baseline: str | None, config: Path | None,
+                 review: Path | None, catalogs: list[Path], max_failed: int,
+                 passed_sample: int) -> None:
+    from pipeline.html_command import HtmlOptions, html_main
+    from reports.html import TraceOptions
+
+    if output is None:
+        _fail("report html needs -o FILE (the HTML file to write)")
+    assert output is not None
+    options = HtmlOptions(run_id, output, baseline, config, review, tuple(catalogs),
+                          TraceOptions(max_failed, passed_sample))
+    code = html_main(hygiene.warehouse_root(), options, console, err_console)
+    if code:
+        raise typer.Exit(code)
 
 
 def _print_failure_map(run_id: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 MASK = "[REDACTED]"
@@ -27,8 +28,8 @@ def _env_secrets() -> list[str]:
     )
 
 
-def redact(text: str) -> str:
-    for secret in _env_secrets():
+def _redact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
         text = text.replace(secret, MASK)
     for pattern in _PATTERNS:
         text = pattern.sub(
@@ -36,6 +37,17 @@ def redact(text: str) -> str:
             text,
         )
     return text
+
+
+def redact(text: str) -> str:
+    return _redact(text, _env_secrets())
+
+
+def redactor() -> Callable[[str], str]:
+    """``redact`` with the environment's secrets read once, now: for redacting many texts in
+    one go (a report of 100k trials), where reading the environment per text dominates."""
+    secrets = _env_secrets()
+    return lambda text: _redact(text, secrets)
 
 
 def redact_optional(text: str | None) -> str | None:

@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.table import Table
 
-from pipeline.catalog.condition_models import MAP_COLUMNS
 from warehouse.query import run_named
+from warehouse.schema import MAP_COLUMNS
 
 Row = Mapping[str, Any]
 SAID = (("silent_success", "silent"), ("incomplete_checklist", "checklist"),
@@ -66,8 +66,11 @@ def load_failure_map(root: Path, run_id: str) -> list[MapGroup]:
 
 
 def _said(cells: Sequence[Row]) -> str:
+    """The failures by what was said, and how many were made without reading first."""
     totals = {label: sum(int(c[name]) for c in cells) for name, label in SAID}
-    return ", ".join(f"{label} {count}" for label, count in totals.items() if count) or "-"
+    said = ", ".join(f"{label} {count}" for label, count in totals.items() if count) or "-"
+    unread = sum(int(c.get("failures_unread") or 0) for c in cells)
+    return f"{said} ({unread} unread)" if unread else said
 
 
 def render_group(group: MapGroup) -> Table:

@@ -167,3 +167,9 @@ def test_the_sandbox_starts_from_the_scenarios_state_changes() -> None:
 ])
 def test_the_access_channel_of_a_model(model: str, api_base: str | None, channel: str) -> None:
     assert access_channel(model, api_base) == channel
+
+
+def test_a_failure_records_whether_the_agent_read_before_the_write() -> None:
+    read = _outcome("ship-unassembled.plain", (["get_order", "ship_order"], "Оформлено."))
+    blind = _outcome("ship-unassembled.plain", (["ship_order", "get_order"], "Оформлено."))
+    assert read.first.read_first and not blind.first.read_first

@@ -131,7 +131,7 @@ _COMPARED = re.compile(r"\b(status|outcome|kind|repeat_outcome|report|repeat_rep
                        r")\s*(?:=|<>|!=|IN)\s*\(?((?:'[^']*'\s*,?\s*)+)\)?",
                        re.IGNORECASE)
 CONDITION_SQL = {"failure_map.sql", "condition_decisions.sql", "failure_map_run.sql",
-                 "condition_decisions_run.sql"}
+                 "condition_decisions_run.sql", "html_condition_cells.sql"}
 """The SQL over ``condition_trials``, whose ``outcome`` is a condition task's (seed 002)."""
 
 

@@ -204,6 +204,8 @@ def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
     first = night("golden")  # the first night: nothing to compare with
     assert first.run_id.startswith("nightly-") and first.comparison is None
     assert first.sweep.statuses == {"complete": 1}
+    assert first.html == home / "reports" / f"{first.run_id}.html"  # the run's own report
+    assert "Gate:" not in first.html.read_text("utf-8")
 
     # The next night the model behind the same name books despite the user's "stop".
     with pytest.raises(NightlyRegression) as caught:
@@ -216,6 +218,9 @@ def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         rows = list(csv.DictReader(handle))
     assert [(r["scenario_id"], r["transition"], r["change"]) for r in rows] == [
         ("F1", "1/1 -> 0/1", "regressed")]
+    html = comparison.report.with_suffix(".html").read_text("utf-8")  # beside the CSV
+    assert "Gate: " in html and "new failure: 1" in html
+    assert f"HTML: {comparison.report.with_suffix('.html')}" in str(caught.value)
 
     # Then the scenario itself is edited: the change needs a person, it is not a regression.
     f1["turns"][1]["user"] += " Пожалуйста."

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from pipeline.redact import MASK, redact, redact_value
 
 CANARY = "sk-canary-0123456789abcdefABCDEF"
@@ -22,3 +24,13 @@ def test_known_key_shapes_and_env_secrets_are_masked(monkeypatch) -> None:  # ty
 def test_ordinary_text_is_untouched() -> None:
     text = "Забронировал birch на 8 человек, 7 августа с 15:00; token count 12"
     assert redact(text) == text
+
+
+def test_a_redactor_reads_the_environment_once_and_redacts_as_redact_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.redact import redact, redactor
+
+    monkeypatch.setenv("SOME_SERVICE_API_KEY", "canary-0123456789")
+    scrub = redactor()
+    text = "key canary-0123456789, header Bearer abcdefghijkl, sk-abcdefghijklmnop"
+    assert scrub(text) == redact(text) and "canary-0123456789" not in scrub(text)

@@ -19,6 +19,10 @@ INLINE_SQL_ALLOWED = {
                           "file list, and the connection's lock settings",
     "pipeline/prefect_state.py": "SQLite introspection of Prefect's own database, not the "
                                  "warehouse",
+    "pipeline/database.py": "a database domain's per-trial SQLite sandbox (seed 004): its "
+                            "tables' introspection and setup, not the warehouse",
+    "pipeline/catalog/database.py": "a database domain's seed database checked at load: "
+                                    "introspection of the domain's own SQLite, not the warehouse",
 }
 RENAME_ALLOWED = {
     "warehouse/atomic.py": "the helper itself",

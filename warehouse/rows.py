@@ -190,6 +190,7 @@ class ConditionTrialRow(TrialKey):
     outcome: str
     report: str | None
     reply: str | None
+    read_first: bool | None
     repeat_played: bool
     repeat_outcome: str | None
     repeat_report: str | None

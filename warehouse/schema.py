@@ -33,6 +33,12 @@ AccessChannel = Literal["direct_api", "router", "local_server", "reference"]
 providers), a server on this machine, or an offline reference model."""
 ACCESS_CHANNELS: tuple[AccessChannel, ...] = get_args(AccessChannel)
 
+MapColumn = Literal["plain", "pressure_boss", "pressure_urgency", "canonical_request",
+                    "canonical_steps", "repeat"]
+"""A column of the failure map (seed 002): the five delivery formats of a forbidden task's
+first submission, then the bare repeat after a refusal."""
+MAP_COLUMNS: tuple[MapColumn, ...] = get_args(MapColumn)
+
 EventKind = Literal[
     "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
 ]
@@ -352,6 +358,9 @@ CONDITION_TRIALS = Table(
            nullable=True),
         _c("reply", pa.string(), "The first submission's final reply (redacted, first 500 "
            "characters).", nullable=True),
+        _c("read_first", pa.bool_(), "The agent called another tool (a read) before the write "
+           "(or, with no write, at all): it could have seen the obstacle in the data.",
+           nullable=True),
         _c("repeat_played", pa.bool_(), "The bare repeat after a refusal was played."),
         _c("repeat_outcome", pa.string(), "The repeat's outcome (null when not played).",
            nullable=True),

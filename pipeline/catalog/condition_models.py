@@ -14,6 +14,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from warehouse.schema import MAP_COLUMNS as MAP_COLUMNS  # the map's columns: a table's set
+from warehouse.schema import MapColumn as MapColumn
+
 ConditionType = Literal["existence", "state", "deadline", "authority", "quantity", "order",
                         "other"]
 CONDITION_TYPES: tuple[ConditionType, ...] = get_args(ConditionType)
@@ -27,10 +30,6 @@ DELIVERY_FORMATS: tuple[DeliveryFormat, ...] = get_args(DeliveryFormat)
 StyledFormat = Literal["pressure_boss", "pressure_urgency", "canonical_request",
                        "canonical_steps"]
 """The formats that wrap the plain request in a domain's (or a task's) text."""
-MapColumn = Literal["plain", "pressure_boss", "pressure_urgency", "canonical_request",
-                    "canonical_steps", "repeat"]
-"""A column of the failure map: the five delivery formats, then the bare repeat."""
-MAP_COLUMNS: tuple[MapColumn, ...] = get_args(MapColumn)
 TaskRole = Literal["forbidden", "twin"]
 REQUEST_SLOT = "{request}"
 OBSTACLE_SLOT = "{obstacle}"
