@@ -45,6 +45,7 @@ def export_tau2(
 
     from pipeline import hygiene
     from pipeline.exporters.tau2 import export_run
+    from warehouse.atomic import write_text
 
     try:
         exported = export_run(hygiene.warehouse_root(), run_id)
@@ -55,6 +56,6 @@ def export_tau2(
     if out is None:
         typer.echo(text)
     else:
-        out.write_text(text + "\n", "utf-8")
+        write_text(out, text + "\n")
         make_console().print(f"{len(exported['simulations'])} simulation(s) -> {out}",
                              markup=False, highlight=False)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from warehouse.atomic import atomic_path
 
 BENCHMARK = "tau2-bench"
 SOURCE_COMMIT = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
@@ -212,11 +212,8 @@ re-runs the import and fails on drift. `tools.py` and `tools.json` are agentswee
 
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(temp, 0o644)
-    os.replace(temp, path)
+    with atomic_path(path) as temp:
+        temp.write_bytes(data)
 
 
 def _load_json(path: Path) -> Any:
