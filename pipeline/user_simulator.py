@@ -20,7 +20,7 @@ from typing import Any
 
 from pipeline.errors import AgentError, InfraError
 from pipeline.llm import ModelClient, ModelReply
-from pipeline.user_prompt import GREETING, PROMPT, STOP
+from pipeline.user_prompt import AGENT_PREFIX, GREETING, PROMPT, STOP
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class UserSimulator:
                   ) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": PROMPT.format(instructions=self.instructions)},
-            {"role": "user", "content": GREETING}]
+            {"role": "user", "content": AGENT_PREFIX + GREETING}]
         for mine, theirs in zip(said, agent_replies, strict=True):
             messages += [{"role": "assistant", "content": mine},
-                         {"role": "user", "content": theirs}]
+                         {"role": "user", "content": AGENT_PREFIX + theirs}]
         return messages
 
     def speak(self, turn: int, agent_replies: Sequence[str], said: Sequence[str]) -> Utterance:
