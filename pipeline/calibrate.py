@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -46,9 +46,22 @@ class CheckLabel(BaseModel):
     note: str = ""
 
 
-def load_labels(paths: Iterable[Path]) -> list[CheckLabel]:
-    """Labels from JSONL files; the first bad line raises CatalogError (file, line, field)."""
-    labels: list[CheckLabel] = []
+L = TypeVar("L", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class LabelLine(Generic[L]):
+    """A label and where it was read (for errors that name the file and line)."""
+
+    path: Path
+    line: int
+    label: L
+
+
+def read_label_lines(paths: Iterable[Path], model: type[L]) -> list[LabelLine[L]]:
+    """Labels of type ``model`` from JSONL files, each with its file and line; the first bad
+    line raises CatalogError (file, line, field)."""
+    labels: list[LabelLine[L]] = []
     for path in paths:
         try:
             lines = path.read_text("utf-8").splitlines()
@@ -58,11 +71,57 @@ def load_labels(paths: Iterable[Path]) -> list[CheckLabel]:
             if not line.strip():
                 continue
             try:
-                labels.append(CheckLabel.model_validate_json(line))
+                labels.append(LabelLine(path, number, model.model_validate_json(line)))
             except ValidationError as exc:
                 where, message = format_pydantic_error(exc)
                 raise CatalogError(str(path), number, where, message) from None
     return labels
+
+
+def load_labels(paths: Iterable[Path]) -> list[CheckLabel]:
+    """Check labels from JSONL files; the first bad line raises CatalogError (file, line,
+    field)."""
+    return [item.label for item in read_label_lines(paths, CheckLabel)]
+
+
+@dataclass
+class Confusion:
+    """Two raters' verdicts on the same items: the confusion matrix, the raw agreement and
+    Cohen's kappa (agreement corrected for the agreement their verdict rates give by chance:
+    kappa = (p_o - p_e) / (1 - p_e), p_e = sum over verdicts of the product of both raters'
+    shares). Kappa is None when it is undefined (p_e = 1: both gave one and the same verdict
+    to every item)."""
+
+    categories: tuple[str, ...] = ("pass", "fail")
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(first rater's verdict, second rater's verdict) -> items."""
+
+    def add(self, first: str, second: str) -> bool:
+        """Count one item; True if the raters agree."""
+        self.counts[(first, second)] = self.counts.get((first, second), 0) + 1
+        return first == second
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def count(self, first: str, second: str) -> int:
+        return self.counts.get((first, second), 0)
+
+    @property
+    def agreement(self) -> float | None:
+        total = self.total
+        return sum(self.count(c, c) for c in self.categories) / total if total else None
+
+    @property
+    def kappa(self) -> float | None:
+        total, observed = self.total, self.agreement
+        if not total or observed is None:
+            return None
+        chance = sum(sum(self.count(c, o) for o in self.categories) / total
+                     * sum(self.count(o, c) for o in self.categories) / total
+                     for c in self.categories)
+        return None if chance >= 1 else (observed - chance) / (1 - chance)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from rich.table import Table
 from pipeline import hygiene
 from pipeline.import_command import app as import_app
 from pipeline.import_command import export_app
+from pipeline.judge_commands import app as judge_app
 from pipeline.local.commands import app as local_model_app
 from pipeline.tables import make_console
 
@@ -20,6 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 app.add_typer(local_model_app, name="local-model")
 app.add_typer(import_app, name="import")
 app.add_typer(export_app, name="export")
+app.add_typer(judge_app, name="judge")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
 app.add_typer(checks_app, name="checks")
@@ -605,6 +607,7 @@ def show(
                                                 "runs.")] = None,
 ) -> None:
     """Print one trial: the dialog with memory, tool calls and results, then its checks."""
+    from pipeline.judge_commands import judgment_lines
     from pipeline.rescore import stored_trials
     from pipeline.show import render
     from warehouse.query import run_named
@@ -619,6 +622,10 @@ def show(
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
     sys.stdout.write(render(trial) + "\n")
+    judged = judgment_lines(root, run, full_id)
+    if judged:  # a separate signal: never part of the verdict above
+        sys.stdout.write("\njudges (a separate signal; passed is the checks'):\n"
+                         + "\n".join(judged) + "\n")
 
 
 @warehouse_app.command(name="check")

@@ -10,7 +10,8 @@ until each serves, and gives back ``NodeEndpoints``: for each model, the per-cal
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -106,3 +107,21 @@ def _service_env() -> dict[str, str]:
         if os.environ.get(key):
             env[key] = os.environ[key]
     return env
+
+
+@contextmanager
+def serve_here(service: str, slots: int = 1) -> Iterator[str]:
+    """Run ``service`` in this process for the block (a command that calls a model outside
+    a sweep: ``judge run`` with a local judge); yields its ``api_base``."""
+    kind, _, name = service.partition(":")
+    if kind != "local-model":
+        raise NodeServiceError(f"unknown node service {service!r}")
+    from pipeline.local.host import LocalModelHost
+    from pipeline.local.server import ServeOptions
+
+    host = LocalModelHost()
+    threads = max(1, os.cpu_count() or 1)
+    try:
+        yield host.start(name, ServeOptions(slots=slots, threads=threads))
+    finally:
+        host.stop()

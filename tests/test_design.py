@@ -19,10 +19,13 @@ from warehouse.rows import (
     CheckRow,
     ComparisonRow,
     ConditionTrialRow,
+    DiagnosticRow,
+    JudgmentRow,
     RunRow,
+    SnapshotRow,
     TrialRow,
 )
-from warehouse.schema import EVENT_KINDS, TABLES, TRIAL_STATUSES
+from warehouse.schema import EVENT_KINDS, JUDGE_VERDICTS, TABLES, TRIAL_STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("pipeline", "warehouse", "flows", "catalogs", "reports")
@@ -108,7 +111,9 @@ def _columns(table: str) -> list[str]:
 
 def test_typed_rows_have_exactly_their_tables_columns() -> None:
     rows = ((TrialRow, "trials"), (CheckRow, "checks"), (AttemptRow, "attempts"), (RunRow, "runs"),
-            (ComparisonRow, "comparisons"), (ConditionTrialRow, "condition_trials"))
+            (ComparisonRow, "comparisons"), (ConditionTrialRow, "condition_trials"),
+            (SnapshotRow, "snapshots"), (DiagnosticRow, "diagnostics"),
+            (JudgmentRow, "judgments"))
     for row, table in rows:
         assert sorted(f.name for f in fields(row)) == sorted(_columns(table)), table
 
@@ -128,7 +133,7 @@ def test_the_event_union_covers_the_events_columns_and_each_kind_once() -> None:
 
 
 _COMPARED = re.compile(r"\b(status|outcome|kind|repeat_outcome|report|repeat_report|role|format"
-                       r")\s*(?:=|<>|!=|IN)\s*\(?((?:'[^']*'\s*,?\s*)+)\)?",
+                       r"|verdict|judge_verdict)\s*(?:=|<>|!=|IN)\s*\(?((?:'[^']*'\s*,?\s*)+)\)?",
                        re.IGNORECASE)
 CONDITION_SQL = {"failure_map.sql", "condition_decisions.sql", "failure_map_run.sql",
                  "condition_decisions_run.sql", "html_condition_cells.sql"}
@@ -137,7 +142,8 @@ CONDITION_SQL = {"failure_map.sql", "condition_decisions.sql", "failure_map_run.
 
 def test_sql_compares_statuses_and_kinds_only_with_members_of_their_closed_sets() -> None:
     trial_sets = {"status": set(TRIAL_STATUSES), "outcome": set(TRIAL_STATUSES),
-                  "kind": set(EVENT_KINDS)}
+                  "kind": set(EVENT_KINDS), "verdict": set(JUDGE_VERDICTS),
+                  "judge_verdict": set(JUDGE_VERDICTS)}
     condition_sets = {
         "status": set(TRIAL_STATUSES), "outcome": set(CONDITION_OUTCOMES),
         "repeat_outcome": set(CONDITION_OUTCOMES), "report": set(REPORT_KINDS),

@@ -325,3 +325,36 @@ def test_the_html_package_imports_nothing_of_pipeline() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_a_trials_judge_verdicts_stand_beside_its_code_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser) -> None:
+    from pipeline.catalog import catalogs_root, load_suite
+    from pipeline.grid import ModelConfig, expand
+    from pipeline.judge import JudgeOptions, judge_run
+    from pipeline.trial import RunContext, run_trial, tables_of
+    from warehouse.writer import WarehouseWriter
+
+    home = tmp_path / "home"
+    root = home / "warehouse"
+    suite = load_suite(catalogs_root() / "orders" / "suites" / "orders.jsonl")
+    results = [run_trial(spec, RunContext("judged", "test")) for spec in expand(
+        [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], 1)]
+    WarehouseWriter(root, "judged").write_batch(tables_of(results))
+    judge_run(root, "judged", JudgeOptions(ModelConfig("reference/judge-seed").resolved()))
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    path = _report(tmp_path, "--run-id", "judged", "--passed-sample", "10")
+    timeout = next(r.trial.trial_id for r in results
+                   if r.trial.scenario_id == "timeout-after-commit")
+    browser.open(path)
+    browser.evaluate(f"document.body.insertAdjacentHTML('beforeend', '<button id=\"j\" "
+                     f"data-trial=\"{timeout}\">j</button>')")
+    browser.click("#j")
+    time.sleep(0.1)
+    judged = browser.evaluate("document.querySelector('#viewer .judgments').textContent")
+    assert "FAIL reference/judge-seed / explanation v1" in judged
+    assert "invents a completed action" in judged and "(0 pass, 3 fail, 0 error of 3)" in judged
+    failed_code = browser.evaluate("document.querySelectorAll('#viewer li.check.failed:not("
+                                   ".judgment)').length")
+    assert failed_code == 0  # the code passed it: the judge's verdict changes nothing
+    assert browser.errors == []

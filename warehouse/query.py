@@ -29,7 +29,7 @@ class ReadOnlyViolation(ValueError):
     """Ad-hoc SQL that would change, attach, install or export something."""
 
 
-VIEW_FILES = ("views", "failure_map", "condition_decisions")
+VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge")
 """The ``.sql`` files that create the views, in order (a later one reads the earlier)."""
 
 

@@ -8,7 +8,14 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from warehouse.schema import AccessChannel, AttemptOutcome, TransitionClass, TrialStatus, Verdict
+from warehouse.schema import (
+    AccessChannel,
+    AttemptOutcome,
+    JudgeVerdict,
+    TransitionClass,
+    TrialStatus,
+    Verdict,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,3 +222,29 @@ class DiagnosticRow(TrialKey):
     name: str
     value: bool | None
     required: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgmentRow(TrialKey):
+    """A row of ``judgments``: one repeat of an LLM judge's verdict on one trial attempt."""
+
+    judgment_id: str
+    judged_at: datetime
+    judge_model: str
+    judge_model_version: str | None
+    judge_generation_params: str
+    rubric_id: str
+    rubric_version: int
+    rubric_sha256: str
+    repeat: int
+    evidence_fields: list[str]
+    evidence_sha256: str
+    verdict: JudgeVerdict
+    reason: str
+    error_kind: str | None
+    raw_reply: str | None
+    calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    latency_ms: float | None

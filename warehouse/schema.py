@@ -16,8 +16,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 5
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
-trials.access_channel, events.effects, the condition_trials, snapshots and diagnostics
-tables. Files of older versions are read on: their
+trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
+judgments tables. Files of older versions are read on: their
 missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
@@ -399,9 +399,54 @@ DIAGNOSTICS = Table(
     ),
 )
 
+JudgeVerdict = Literal["pass", "fail", "error"]
+"""Closed set of one judgment's verdicts. ``error``: the judge failed (its reply was not the
+JSON the rubric asks for, or the call failed past its retries): never a pass or a fail."""
+JUDGE_VERDICTS: tuple[JudgeVerdict, ...] = get_args(JudgeVerdict)
+
+JUDGMENTS = Table(
+    "judgments",
+    "An LLM judge's verdict on one trial attempt (seed 004; docs/judge.md), one row per (trial "
+    "attempt, judge model, rubric id, rubric version and hash, repeat). A separate signal: it "
+    "never changes trials.passed; its usage and cost are never added to the trial's.",
+    (
+        *_TRIAL_KEY,
+        _c("judgment_id", pa.string(), "Unique id of the `judge run` invocation that wrote the "
+           "row (a later one over the same key supersedes it in the view)."),
+        _c("judged_at", _TS, "When the `judge run` that made it started (the same for all "
+           "its rows)."),
+        _c("judge_model", pa.string(), "The judge model as named (e.g. local/default)."),
+        _c("judge_model_version", pa.string(), "Model version the judge's provider reported "
+           "(local models: the GGUF's sha256).", nullable=True),
+        _c("judge_generation_params", pa.string(), "The judge's generation params as "
+           "canonical JSON."),
+        _c("rubric_id", pa.string(), "The rubric's id (its header)."),
+        _c("rubric_version", pa.int32(), "The rubric's version (its header)."),
+        _c("rubric_sha256", pa.string(), "Hash of the rubric file's bytes."),
+        _c("repeat", pa.int32(), "Repeat of the judgment, 0-based."),
+        _c("evidence_fields", pa.list_(pa.string()), "What the judge was shown, in order "
+           "(request / expected_outcome / before / after / tool_calls / answer)."),
+        _c("evidence_sha256", pa.string(), "Hash of the evidence text as sent."),
+        _c("verdict", pa.string(), " / ".join(JUDGE_VERDICTS) + "."),
+        _c("reason", pa.string(), "The judge's reason; for an error, what went wrong."),
+        _c("error_kind", pa.string(), "For an error: invalid_reply (not the JSON asked for) or "
+           "the closed infrastructure error kind of the failed call.", nullable=True),
+        _c("raw_reply", pa.string(), "The judge's reply as sent (first 2000 characters).",
+           nullable=True),
+        _c("calls", pa.int32(), "Judge calls made for this judgment (retries included)."),
+        _c("input_tokens", pa.int64(), "Prompt tokens of the answered call; null when not "
+           "reported.", nullable=True),
+        _c("output_tokens", pa.int64(), "Completion tokens of the answered call; null when not "
+           "reported.", nullable=True),
+        _c("cost_usd", pa.float64(), "Reported cost of the judge's calls; null when not "
+           "reported (never 0 for unknown). Never part of trials.cost_usd.", nullable=True),
+        _c("latency_ms", pa.float64(), "Latency of the answered call.", nullable=True),
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (RUNS, TRIALS, EVENTS, CHECKS, ATTEMPTS, COMPARISONS, CONDITION_TRIALS,
-                        SNAPSHOTS, DIAGNOSTICS)
+                        SNAPSHOTS, DIAGNOSTICS, JUDGMENTS)
 }
 
 

@@ -27,7 +27,7 @@ from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 WRITE_ORDER = ("events", "checks", "condition_trials", "snapshots", "diagnostics", "attempts",
-               "trials", "runs", "comparisons")
+               "trials", "runs", "comparisons", "judgments")
 
 
 class WarehouseError(ValueError):

@@ -119,9 +119,15 @@ through LiteLLM's real OpenAI path (give the server's ``--api-base``)."""
 
 def reference_route(model_name: str) -> ModelRoute:
     """The route of ``reference/<variant>`` (in-process) or ``reference-http/<variant>``."""
+    from pipeline.models.judges import JUDGES
+
     provider, _, variant = model_name.partition("/")
-    if variant not in REFERENCE_VARIANTS:
-        known = ", ".join(f"{REFERENCE_PROVIDER}/{v}" for v in sorted(REFERENCE_VARIANTS))
+    if provider == HTTP_PROVIDER and variant in JUDGES:
+        raise ValueError(f"{model_name}: the scripted judges answer in process only; use "
+                         f"{REFERENCE_PROVIDER}/{variant}")
+    if variant not in REFERENCE_VARIANTS and variant not in JUDGES:
+        known = ", ".join(f"{REFERENCE_PROVIDER}/{v}"
+                          for v in sorted([*REFERENCE_VARIANTS, *JUDGES]))
         raise ValueError(f"unknown reference model {model_name!r}; known: {known} (also as "
                          f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
     if provider == HTTP_PROVIDER:
@@ -195,11 +201,15 @@ def response_message(action: Mapping[str, Any], turn: int, step: int) -> dict[st
 
 def answer(variant: str, script: Script, messages: Sequence[Mapping[str, Any]],
            tag: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The choice (finish_reason + message) a reference variant gives for one call."""
+    """The choice (finish_reason + message) a reference variant gives for one call; a judge
+    call (purpose ``judge``) is answered by a scripted judge (``pipeline.models.judges``), a
+    user simulator's call (purpose ``user``) by the reference simulated user."""
+    purpose = (tag or {}).get("purpose", "planner")
+    if purpose == "judge":
+        return _judge(variant, messages)
     if variant not in REFERENCE_VARIANTS:
         raise ReferenceScriptError(f"unknown reference variant {variant!r}")
     played = REFERENCE_VARIANTS[variant](script)
-    purpose = (tag or {}).get("purpose", "planner")
     if purpose == "user":
         return simulated_user(script, messages)
     if purpose in ("summary", "state"):
@@ -224,6 +234,19 @@ def simulated_user(script: Script, messages: Sequence[Mapping[str, Any]]) -> dic
     return {"finish_reason": "stop", "message": {"role": "assistant", "content": content}}
 
 
+def _judge(variant: str, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    from pipeline.models.judges import JUDGES, evidence_of
+
+    rule = JUDGES.get(variant)
+    if rule is None:
+        raise ReferenceScriptError(f"{REFERENCE_PROVIDER}/{variant} is not a judge (judges: "
+                                   f"{', '.join(sorted(JUDGES))})")
+    evidence = evidence_of(messages)
+    if evidence is None:
+        raise ReferenceScriptError("a judge call without an evidence block")
+    return {"finish_reason": "stop", "message": {"role": "assistant", "content": rule(evidence)}}
+
+
 def register_reference_provider(litellm: Any) -> None:
     """Register the ``reference`` provider with LiteLLM (idempotent)."""
     if any(item.get("provider") == REFERENCE_PROVIDER for item in litellm.custom_provider_map):
@@ -241,9 +264,11 @@ def _make_handler(litellm: Any) -> Any:
                        **kwargs: Any) -> Any:
             metadata = (kwargs.get("litellm_params") or {}).get("metadata") or {}
             script = metadata.get(SCRIPT_KEY)
-            if script is None:
+            judging = (metadata.get(CALL_TAG_KEY) or {}).get("purpose") == "judge"
+            if script is None and not judging:
                 raise ReferenceScriptError(f"{REFERENCE_PROVIDER}/{model}: no script passed")
-            choice = {"index": 0, **answer(model, script, messages, metadata.get(CALL_TAG_KEY))}
+            choice = {"index": 0, **answer(model, script or {}, messages,
+                                           metadata.get(CALL_TAG_KEY))}
             return litellm.ModelResponse(choices=[choice])
 
         async def acompletion(self, model: str, messages: list[dict[str, Any]], *args: Any,

@@ -93,18 +93,20 @@ def picked_trials(root: Path, run_id: str, options: TraceOptions) -> list[str]:
 
 
 def embedded_traces(root: Path, run_id: str, options: TraceOptions) -> dict[str, Any]:
-    """Trial id -> {row, events, checks, attempts} for the picked trials."""
+    """Trial id -> {row, events, checks, judgments, attempts} for the picked trials."""
     return traces_of(root, run_id, picked_trials(root, run_id, options))
 
 
 def traces_of(root: Path, run_id: str, ids: list[str]) -> dict[str, Any]:
-    """Trial id -> {row, events, checks, attempts} for these trials of the run."""
+    """Trial id -> {row, events, checks, judgments, attempts} for these trials of the run
+    (``judgments``: the judges' majority verdicts, a separate signal)."""
     if not ids:
         return {}
     params = {"run_id": run_id, "trial_ids": ids}
     parts = {name: _records(frame_named(root, f"html_trace_{name}", params))
-             for name in ("trials", "events", "checks", "attempts")}
+             for name in ("trials", "events", "checks", "judgments", "attempts")}
     return {trial_id: {"row": rows[0], "events": parts["events"].get(trial_id, []),
                        "checks": parts["checks"].get(trial_id, []),
+                       "judgments": parts["judgments"].get(trial_id, []),
                        "attempts": parts["attempts"].get(trial_id, [])}
             for trial_id, rows in parts["trials"].items()}

@@ -162,23 +162,30 @@
 
   function checks(parent, trace) {
     var row = trace.row;
-    var judge = trace.checks.filter(function (c) { return /judge/.test(c.check_kind); });
-    var code = trace.checks.filter(function (c) { return !/judge/.test(c.check_kind); });
+    var code = trace.checks;
     var cols = add(parent, el("div", "columns"));
-    [["code checks", code], ["judge verdicts (beside, never instead of, the code checks)", judge]]
-      .forEach(function (pair) {
-        if (!pair[1].length && pair[0] !== "code checks") { return; }
-        var col = add(cols, el("div"));
-        add(col, el("h3", null, pair[0] + " (" + pair[1].filter(function (c) { return !c.passed; }).length + " failed of " + pair[1].length + ")"));
-        var ul = add(col, el("ul", "checks"));
-        pair[1].forEach(function (c) {
-          var first = c.check_id === row.first_violation_check;
-          var li = add(ul, el("li", "check " + (c.passed ? "passed" : "failed") + (first && !c.passed ? " first" : "")));
-          li.textContent = (c.passed ? "ok " : "FAIL ") + c.check_id +
-            (c.turn === undefined ? "" : " @ turn " + c.turn + (c.step === undefined ? "" : " step " + c.step)) +
-            ": " + c.detail + (first && !c.passed ? "  ⚑ first violation" : "");
-        });
-      });
+    var col = add(cols, el("div"));
+    add(col, el("h3", null, "code checks (" + code.filter(function (c) { return !c.passed; }).length + " failed of " + code.length + ")"));
+    var ul = add(col, el("ul", "checks"));
+    code.forEach(function (c) {
+      var first = c.check_id === row.first_violation_check;
+      var li = add(ul, el("li", "check " + (c.passed ? "passed" : "failed") + (first && !c.passed ? " first" : "")));
+      li.textContent = (c.passed ? "ok " : "FAIL ") + c.check_id +
+        (c.turn === undefined ? "" : " @ turn " + c.turn + (c.step === undefined ? "" : " step " + c.step)) +
+        ": " + c.detail + (first && !c.passed ? "  ⚑ first violation" : "");
+    });
+    var judged = trace.judgments || [];
+    if (!judged.length) { return; }
+    var side = add(cols, el("div", "judgments"));
+    add(side, el("h3", null, "judge verdicts (a separate signal: beside, never instead of, the code checks)"));
+    var jl = add(side, el("ul", "checks"));
+    judged.forEach(function (j) {
+      var verdict = j.judge_verdict || "no majority";
+      var li = add(jl, el("li", "check judgment " + (verdict === "pass" ? "passed" : "failed")));
+      li.textContent = verdict.toUpperCase() + " " + j.judge_model + " / " + j.rubric_id + " v" +
+        j.rubric_version + " (" + j.passes + " pass, " + j.fails + " fail, " + j.errors +
+        " error of " + j.repeats + ")" + (j.reason ? ": " + j.reason : "");
+    });
   }
 
   function attempts(parent, trace) {
