@@ -30,6 +30,7 @@ from pipeline.trace import (
     Trace,
     UserMessage,
 )
+from pipeline.user_simulator import UserSimulator
 
 LOOP_CALLS = 3
 """The same call (tool and arguments) this many times in one turn ends the trial: a loop."""
@@ -77,16 +78,46 @@ class Agent:
             user = item if isinstance(item, UserTurn) else UserTurn(item)
             if user.if_refused is not None and not refused(trace, turn - 1, user.if_refused):
                 return
-            text = user.text
-            before = self.memory.snapshot()
-            event = trace.add(UserMessage(turn=turn, content=redact(text),
-                                          active_state_before=redact_optional(before)))
-            trace.turns_played = turn
-            self.memory.update(turn, text, history, self.model,
-                               partial(self._record_memory, turn, trace))
-            event.active_state_after = redact_optional(self.memory.snapshot())
-            history.append({"role": "user", "content": text})
-            self._play_turn(turn, history, trace)
+            self._user_turn(turn, UserMessage(turn=turn, content=redact(user.text)), user.text,
+                            history, trace)
+
+    def run_simulated(self, simulator: UserSimulator, trace: Trace) -> None:
+        """A simulated user speaks each turn until it stops (its stop message is an event of
+        its own, with no agent turn after it) or the turn cap is reached (``turn_limit``).
+
+        Raises AgentError, or InfraError (``simulator_error``: never the agent's fault)."""
+        history: list[dict[str, Any]] = []
+        said: list[str] = []
+        replies: list[str] = []
+        for turn in range(1, simulator.max_turns + 1):
+            utterance = simulator.speak(turn, replies, said)
+            reply = utterance.reply
+            trace.user_usage.add(reply.input_tokens, reply.output_tokens, reply.cost_usd,
+                                 reply.model_version, reply.system_fingerprint)
+            event = UserMessage(
+                turn=turn, content=redact_optional(reply.content), simulated=True,
+                input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+                finish_reason=reply.finish_reason)
+            if utterance.stop:
+                trace.add(event)
+                return
+            replies.append(self._user_turn(turn, event, utterance.text, history, trace))
+            said.append(utterance.text)
+        raise AgentError("turn_limit", f"the simulated user still spoke after "
+                                       f"{simulator.max_turns} turns", simulator.max_turns)
+
+    def _user_turn(self, turn: int, event: UserMessage, text: str,
+                   history: list[dict[str, Any]], trace: Trace) -> str:
+        """Play one user turn (``event`` says it); the agent's final reply."""
+        event.active_state_before = redact_optional(self.memory.snapshot())
+        trace.add(event)
+        trace.turns_played = turn
+        self.memory.update(turn, text, history, self.model,
+                           partial(self._record_memory, turn, trace))
+        event.active_state_after = redact_optional(self.memory.snapshot())
+        history.append({"role": "user", "content": text})
+        return self._play_turn(turn, history, trace)
 
     def _record_memory(self, turn: int, trace: Trace, reply: ModelReply,
                        rejected: str | None) -> None:
@@ -105,7 +136,7 @@ class Agent:
         content = self.system_prompt if note is None else f"{self.system_prompt}\n\n{note}"
         return {"role": "system", "content": content}
 
-    def _play_turn(self, turn: int, history: list[dict[str, Any]], trace: Trace) -> None:
+    def _play_turn(self, turn: int, history: list[dict[str, Any]], trace: Trace) -> str:
         made: Counter[tuple[str, str]] = Counter()
         for step in range(self.step_limit):
             planned_revision = self.memory.revision
@@ -121,7 +152,7 @@ class Agent:
                 if not (reply.content or "").strip():
                     raise AgentError("empty_response",
                                      f"turn {turn} step {step}: no text and no tool call", turn)
-                return
+                return reply.content or ""
             for call in reply.tool_calls:
                 made[(call.name, _canonical_arguments(call.arguments))] += 1
                 if made[(call.name, _canonical_arguments(call.arguments))] >= LOOP_CALLS:

@@ -10,6 +10,8 @@ import typer
 from rich.table import Table
 
 from pipeline import hygiene
+from pipeline.import_command import app as import_app
+from pipeline.import_command import export_app
 from pipeline.judge_commands import app as judge_app
 from pipeline.local.commands import app as local_model_app
 from pipeline.tables import make_console
@@ -17,6 +19,8 @@ from pipeline.tables import make_console
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
 app.add_typer(local_model_app, name="local-model")
+app.add_typer(import_app, name="import")
+app.add_typer(export_app, name="export")
 app.add_typer(judge_app, name="judge")
 checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Calibrate the checks against a person's verdicts.")
@@ -77,6 +81,9 @@ def run(
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="Write the run's JUnit XML here (one testcase per scenario x model x "
         "prompt x memory mode).")] = None,
+    user_model: Annotated[str | None, typer.Option(
+        "--user-model", help="The user simulator's model (any model name) for scenarios with a "
+        "simulated user; without it their fixed turns are played.")] = None,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.run_command import RunOptions, Terminal, main
@@ -84,6 +91,7 @@ def run(
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
+        user_model=user_model,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
         append=append, junit=junit)
@@ -281,7 +289,7 @@ def sql(
     console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
-REPORTS = ("summary", "matrix", "first_violations", "failure-map", "html")
+REPORTS = ("summary", "matrix", "first_violations", "failure-map", "html", "pass_hat_k")
 VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 """Reports whose rows (--format csv/json) are another named query's."""
 
@@ -289,7 +297,7 @@ VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 @app.command()
 def report(
     name: Annotated[str, typer.Argument(help="summary, matrix, first_violations, "
-                                             "failure-map or html")],
+                                             "failure-map, html or pass_hat_k")],
     run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal
 
 InfraErrorKind = Literal[
-    "rate_limit", "timeout", "connection", "server_error", "overloaded", "harness_error"
+    "rate_limit", "timeout", "connection", "server_error", "overloaded", "harness_error",
+    "simulator_error",  # the user simulator failed: never the agent's fault
 ]
 AgentErrorKind = Literal[
     "empty_response",    # a reply with neither text nor a tool call
@@ -14,8 +15,9 @@ AgentErrorKind = Literal[
     "invalid_memory",    # the summary or structured-state update was unusable
     "step_limit",        # no final reply within the step limit (status: limit)
     "context_limit",     # the dialog outgrew the model's context window (status: limit)
+    "turn_limit",        # a simulated user still spoke at the turn cap (status: limit)
 ]
-LIMIT_KINDS: frozenset[str] = frozenset({"step_limit", "context_limit"})
+LIMIT_KINDS: frozenset[str] = frozenset({"step_limit", "context_limit", "turn_limit"})
 """Agent error kinds whose trial status is ``limit``; the others are ``agent_error``."""
 
 

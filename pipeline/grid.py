@@ -21,6 +21,7 @@ from pipeline.catalog import Prompt, Scenario, Suite, load_domain
 from pipeline.hashing import canonical_json, sha256_json
 from pipeline.model_config import ModelConfig as ModelConfig  # the grid's model, re-exported
 from pipeline.sandbox import ToolsMode
+from pipeline.user_prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
 
 MemoryMode = Literal["chat", "summary", "structured"]
 MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
@@ -47,6 +48,9 @@ class TrialSpec:
     """The domain folder the plan found (workers load the domain from there)."""
     deadline_s: float | None = field(default=None, compare=False)
     """Wall time the trial may take; past it, no further model call is made (timeout)."""
+    user_model: ModelConfig | None = None
+    """The user simulator's model, for a scenario with a simulated user (pipeline.user_simulator);
+    None: the scenario's fixed turns are played."""
 
 
 def trial_id_for(
@@ -57,6 +61,7 @@ def trial_id_for(
     memory_mode: str,
     repeat: int,
     tools: ToolsMode = "sandbox",
+    user_model: ModelConfig | None = None,
 ) -> str:
     identity: dict[str, object] = {
         "scenario_id": scenario.id,
@@ -70,6 +75,10 @@ def trial_id_for(
     }
     if tools != "sandbox":  # the default keeps the trial ids of older runs
         identity["tools"] = tools
+    if user_model is not None:  # a simulated user: its model, params and prompt
+        identity["user_model"] = user_model.name
+        identity["user_generation_params"] = canonical_json(user_model.generation_params())
+        identity["user_prompt_sha256"] = USER_PROMPT_SHA256
     return sha256_json(identity)[:32]
 
 
@@ -81,8 +90,10 @@ def expand(
     repeats: int,
     step_limit: int = 8,
     tools: ToolsMode = "sandbox",
+    user_model: ModelConfig | None = None,
 ) -> Iterator[TrialSpec]:
-    """Yield the grid lazily, in a stable order."""
+    """Yield the grid lazily, in a stable order. ``user_model`` plays the user of every
+    scenario that has a simulated user (``Scenario.user``); the others keep their turns."""
     for suite in suites:
         for loaded in suite.scenarios:
             domain = load_domain(loaded.scenario.domain)
@@ -92,9 +103,11 @@ def expand(
                     for mode in memory_modes:
                         for repeat in range(repeats):
                             seeded = model.for_repeat(repeat)
+                            user = (user_model.for_repeat(repeat) if user_model is not None
+                                    and loaded.scenario.user is not None else None)
                             yield TrialSpec(
                                 trial_id=trial_id_for(loaded.scenario, loaded.sha256, seeded,
-                                                      prompt.sha256, mode, repeat, tools),
+                                                      prompt.sha256, mode, repeat, tools, user),
                                 suite_id=suite.id,
                                 suite_sha256=suite.sha256,
                                 scenario=loaded.scenario,
@@ -107,6 +120,7 @@ def expand(
                                 step_limit=step_limit,
                                 tools=tools,
                                 domain_path=domain.path,
+                                user_model=user,
                             )
 
 

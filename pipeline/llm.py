@@ -55,8 +55,9 @@ class ModelReply:
         return message
 
 
-CallPurpose = Literal["planner", "summary", "state", "judge"]
-"""``judge``: an LLM judge's call (pipeline.judge), never part of a trial."""
+CallPurpose = Literal["planner", "summary", "state", "user", "judge"]
+"""What a model call is for: the agent's planner or memory, a user simulator (``user``), or an
+LLM judge (``judge``: pipeline.judge, never part of a trial)."""
 # CALL_TAG_KEY (pipeline.routes): the call tag (purpose, turn) goes in LiteLLM ``metadata`` and,
 # when the call has an ``extra_body``, in the request body. Real providers ignore it.
 

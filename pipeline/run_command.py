@@ -26,7 +26,7 @@ EXIT_INTERRUPTED = 130
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "timeout_s": "--timeout-s", "tools": "--tools"}
+                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model"}
 
 
 class BadInput(Exception):
@@ -45,6 +45,8 @@ class RunOptions:
     memory_mode: list[str] = field(default_factory=list)
     repeats: int | None = None
     tools: str | None = None
+    user_model: str | None = None
+    """The user simulator's model (scenarios with a simulated user)."""
     api_base: str | None = None
     temperature: float | None = None
     seed: int | None = None
@@ -61,7 +63,7 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.api_base, self.timeout_s, self.tools)
+                self.api_base, self.timeout_s, self.tools, self.user_model)
         return any(v not in (None, []) for v in grid)
 
 
@@ -100,7 +102,8 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("prompts", options.prompt), ("memory_modes", options.memory_mode),
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
-                       ("max_in_flight", options.max_in_flight), ("tools", options.tools)):
+                       ("max_in_flight", options.max_in_flight), ("tools", options.tools),
+                       ("user_model", options.user_model)):
         if value not in (None, []):
             args[key] = value
     return args
@@ -215,6 +218,7 @@ def check(config: Any, append: bool) -> list[Any]:
             raise BadInput(f"--model: {exc}") from None
         _default_modes(config, suites)
         preflight(models, suites, config.prompts, config.memory_modes)
+        _check_user_model(config, [m.name for m in models])
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:
@@ -458,3 +462,25 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
                            f"Free some space, then {again}", markup=False, soft_wrap=True)
         return EXIT_INCOMPLETE
+
+
+def _check_user_model(config: Any, agents: list[str]) -> None:
+    """The user simulator's model: one its provider knows, with its key; a model served on the
+    nodes (the local model) only when an agent model of the sweep is the same (its server is
+    started for the agents)."""
+    from pipeline.preflight import PreflightError, preflight
+
+    if config.user_model is None:
+        return
+    try:
+        user = config.user_model.resolved()
+    except ValueError as exc:
+        raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
+    try:
+        preflight([user], [], config.prompts, [])
+    except PreflightError as exc:
+        raise BadInput(f"--user-model: {exc}") from None
+    if user.route is not None and user.route.node_service and user.name not in agents:
+        raise BadInput(f"--user-model {user.name}: a model served on the nodes plays the user "
+                       "only when it is also a --model of the sweep (its server is started "
+                       "for the agents)")

@@ -49,6 +49,8 @@ class SweepSpec(BaseModel):
     """Scenario ids to keep from the suites; empty = every scenario."""
     models: list[ModelConfig] = Field(min_length=1)
     """Each model with its own temperature, params, seed, limits and endpoint."""
+    user_model: ModelConfig | None = None
+    """The user simulator's model, for scenarios with a simulated user."""
     prompts: list[str] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (the domain's ``default`` prompt)."""
     memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
@@ -182,6 +184,7 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "repeats": repeats,
         "step_limit": spec.step_limit,
         "tools": spec.tools,
+        "user_model": spec.user_model,
         "thresholds": spec.thresholds,
         "retry": spec.retry,
         "batch_size": spec.batch_size,

@@ -57,6 +57,9 @@ class SweepConfig(BaseModel):
     models: list[ModelConfig] = Field(
         default_factory=lambda: [ModelConfig(DEFAULT_MODEL)], min_length=1, description=
         "The models under test, each with how it is called (a bare name: the defaults).")
+    user_model: ModelConfig | None = Field(default=None, description=(
+        "The user simulator's model, for scenarios with a simulated user (--user-model); "
+        "none: their fixed turns are played."))
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
                                    "A trial's deadline: past it, it stops as an infrastructure "
                                    "timeout (incomplete, retried).")
@@ -84,6 +87,11 @@ class SweepConfig(BaseModel):
         if isinstance(value, list):
             return [{"name": item} if isinstance(item, str) else item for item in value]
         return value
+
+    @field_validator("user_model", mode="before")
+    @classmethod
+    def _name_is_a_model(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
 
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]
@@ -143,8 +151,9 @@ def plan(config: SweepConfig) -> SweepPlan:
     validate_run_id(config.run_id)
     suites = load_plan_suites(config)
     models = config.resolved_models()
+    user_model = config.user_model.resolved() if config.user_model is not None else None
     specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
-                        config.step_limit, config.tools))
+                        config.step_limit, config.tools, user_model))
     size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
                      config.repeats)
     done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()

@@ -49,9 +49,12 @@ class _ModelCall:
 
 
 @dataclass(kw_only=True)
-class UserMessage(_Base):
+class UserMessage(_ModelCall, _Base):
+    """A user turn; ``simulated``: a user simulator said it (its call's figures set)."""
+
     kind: Literal["user_message"] = "user_message"
     content: str | None = None
+    simulated: bool = False
     active_state_before: str | None = None
     """The agent's memory before the turn (JSON or text; null in chat mode)."""
     active_state_after: str | None = None
@@ -179,6 +182,8 @@ class Trace:
 
     events: list[Event] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    user_usage: Usage = field(default_factory=Usage)
+    """The user simulator's calls, costed apart from the agent's."""
     turns_played: int = 0
     ended_by: str | None = None
     """The agent error kind (``pipeline.errors``) that ended the dialog; None when it ran to

@@ -15,12 +15,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.agent import Agent, UserTurn
-from pipeline.catalog import load_domain
+from pipeline.catalog import Domain, load_domain
 from pipeline.channels import access_channel
 from pipeline.condition_rows import condition_row
+from pipeline.database import changed_only
 from pipeline.database_rows import diagnostic_rows, snapshot_rows
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
-from pipeline.grid import TrialSpec
+from pipeline.expected_state import replay_golden
+from pipeline.grid import ModelConfig, TrialSpec
 from pipeline.hashing import canonical_json
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
@@ -29,6 +31,8 @@ from pipeline.redact import redact
 from pipeline.sandbox import Sandbox
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
 from pipeline.trace import Event, Trace
+from pipeline.user_prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
+from pipeline.user_simulator import UserSimulator
 from warehouse.rows import (
     CheckRow,
     ConditionTrialRow,
@@ -90,13 +94,26 @@ def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-def model_client_for(spec: TrialSpec) -> ModelClient:
-    """The trial's model client: the model's provider adds its per-trial call options (looked
-    up by name, never special-cased here), then the sweep's (``spec.extra``)."""
-    route = spec.model.route or resolve_route(spec.model.name)
+def model_client_for(spec: TrialSpec, model: ModelConfig | None = None) -> ModelClient:
+    """The trial's model client (or ``model``'s: the user simulator's): the model's provider
+    adds its per-trial call options (looked up by name, never special-cased here), then the
+    sweep's (``spec.extra``: the agent model's node endpoint, so only for that model)."""
+    model = model or spec.model
+    route = model.route or resolve_route(model.name)
     domain = load_domain(spec.scenario.domain, spec.domain_path)
-    params = provider_for(spec.model.name).trial_params(route, spec.scenario, domain)
-    return LiteLLMClient(spec.model, {**params, **spec.extra})
+    params = provider_for(model.name).trial_params(route, spec.scenario, domain)
+    extra = spec.extra if model.name == spec.model.name else {}
+    return LiteLLMClient(model, {**params, **extra})
+
+
+def _simulator(spec: TrialSpec, client: ModelClient | None) -> UserSimulator | None:
+    """The trial's simulated user, when the scenario has one and the sweep names its model."""
+    user = spec.scenario.user
+    if user is None or (spec.user_model is None and client is None):
+        return None
+    model = client or model_client_for(spec, spec.user_model)
+    return UserSimulator(model if spec.deadline_s is None else
+                         DeadlineClient(model, spec.deadline_s), user.instructions)
 
 
 @dataclass
@@ -117,7 +134,8 @@ class DeadlineClient:
 
 
 def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
-              client: ModelClient | None = None) -> TrialResult:
+              client: ModelClient | None = None,
+              user_client: ModelClient | None = None) -> TrialResult:
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     case = spec.scenario.case
     database = spec.scenario.database
@@ -129,7 +147,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         system_prompt=spec.prompt.text,
         tools=domain.openai_tools(),
         sandbox=sandbox,
-        step_limit=spec.step_limit,
+        step_limit=max(spec.step_limit, spec.scenario.step_limit or 0),
         memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
     )
     trace = Trace()
@@ -141,7 +159,11 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     error_kind: str | None = None
     error_message: str | None = None
     try:
-        agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
+        simulator = _simulator(spec, user_client)
+        if simulator is not None:
+            agent.run_simulated(simulator, trace)
+        else:
+            agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
@@ -154,10 +176,23 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     after = sandbox.snapshot()
     if after is not None:
         trace.snapshots["after"] = after
+    _expected_snapshots(trace, spec, domain)
     if status == "incomplete":
         return _result(spec, ctx, trace, None, outcome, node_id)
     scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
     return _result(spec, ctx, trace, scoring, outcome, node_id)
+
+
+def _expected_snapshots(trace: Trace, spec: TrialSpec, domain: Domain) -> None:
+    """A golden-replay scenario's expected database (phase ``expected``); a large database's
+    snapshots cut down to the rows that differ between the phases."""
+    rules = spec.scenario.database
+    if rules is None or not trace.snapshots:
+        return
+    if rules.expected.golden:
+        trace.snapshots["expected"] = replay_golden(domain, spec.scenario)[0]
+    if rules.snapshots == "changed":
+        trace.snapshots = changed_only(trace.snapshots)
 
 
 @dataclass(frozen=True)
@@ -172,6 +207,8 @@ class _Outcome:
 def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScoring | None,
             outcome: _Outcome, node_id: str | None) -> TrialResult:
     usage = trace.usage.reported()
+    user_usage = trace.user_usage.reported()
+    simulated = spec.user_model is not None and spec.scenario.user is not None
     scores = TrialScoreColumns(**scoring.scores.row()) if scoring is not None else None
     trial = TrialRow(
         run_id=ctx.run_id, trial_id=spec.trial_id, attempt_id=uuid.uuid4().hex,
@@ -211,6 +248,12 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         finished_at=outcome.finished,
         code_version=ctx.code_version,
         node_id=node_id,
+        user_model=spec.user_model.name if simulated and spec.user_model else None,
+        user_prompt_sha256=USER_PROMPT_SHA256 if simulated else None,
+        user_model_calls=user_usage.model_calls if simulated else None,
+        user_input_tokens=user_usage.input_tokens if simulated else None,
+        user_output_tokens=user_usage.output_tokens if simulated else None,
+        user_cost_usd=user_usage.cost_usd if simulated else None,
     )
     key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
     condition, diagnostics = _method_rows(spec, key, scoring)

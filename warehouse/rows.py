@@ -111,6 +111,12 @@ class TrialRow(TrialScoreColumns, TrialKey):
     finished_at: datetime
     code_version: str
     node_id: str | None
+    user_model: str | None = None
+    user_prompt_sha256: str | None = None
+    user_model_calls: int | None = None
+    user_input_tokens: int | None = None
+    user_output_tokens: int | None = None
+    user_cost_usd: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

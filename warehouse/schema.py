@@ -181,6 +181,18 @@ TRIALS = Table(
         _c("output_tokens", pa.int64(), "Sum of reported completion tokens; null if unknown.",
            nullable=True),
         _c("cost_usd", pa.float64(), "Reported cost; null when not reported.", nullable=True),
+        _c("user_model", pa.string(), "The user simulator's model; null when no simulator "
+           "played the user (pipeline.user_simulator).", nullable=True),
+        _c("user_prompt_sha256", pa.string(), "Hash of the simulator's prompt template.",
+           nullable=True),
+        _c("user_model_calls", pa.int32(), "Calls of the user simulator (not in model_calls).",
+           nullable=True),
+        _c("user_input_tokens", pa.int64(), "The simulator's prompt tokens; null if unknown.",
+           nullable=True),
+        _c("user_output_tokens", pa.int64(), "The simulator's completion tokens; null if "
+           "unknown.", nullable=True),
+        _c("user_cost_usd", pa.float64(), "The simulator's reported cost (not in cost_usd); "
+           "null when not reported.", nullable=True),
         _c("latency_ms", pa.float64(), "Wall time of the trial."),
         _c("started_at", _TS, "Trial start."),
         _c("finished_at", _TS, "Trial end."),
@@ -224,6 +236,8 @@ EVENTS = Table(
         _c("latency_ms", pa.float64(), "Latency of this model call.", nullable=True),
         _c("finish_reason", pa.string(), "Why the model stopped, as reported (stop, tool_calls, "
            "length...), for assistant messages and memory updates.", nullable=True),
+        _c("simulated", pa.bool_(), "User messages: a user simulator said it (its call's "
+           "tokens and latency set); null for other kinds.", nullable=True),
     ),
 )
 
@@ -356,7 +370,7 @@ CONDITION_TRIALS = Table(
     ),
 )
 
-SNAPSHOT_PHASES = ("before", "after")
+SNAPSHOT_PHASES = ("before", "after", "expected")
 SNAPSHOTS = Table(
     "snapshots",
     "A database domain's per-trial database (seed 004): one row per (trial attempt, phase, "

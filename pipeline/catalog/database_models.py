@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SandboxStyle = Literal["intercept", "database"]
 """How a domain's write tools run: intercepted (recorded, answered, nothing changes) or
@@ -41,10 +41,21 @@ class RowChange(_Strict):
 class DatabaseExpectation(_Strict):
     changes: list[RowChange] = Field(default_factory=list, description=(
         "The allowed changes; none: every table stays exactly as it was."))
-    effects: int = Field(ge=0, description=(
-        "Successful state changes the write tools make (an idempotent repeat makes none)."))
+    effects: int | None = Field(default=None, ge=0, description=(
+        "Successful state changes the write tools make (an idempotent repeat makes none); "
+        "null: not counted."))
+    golden: bool = Field(default=False, description=(
+        "The expected database is the seed with the scenario's golden calls replayed on a "
+        "fresh copy (a call the tools refuse changes nothing): tau2's DB check. Then "
+        "``changes`` must be empty."))
     write_calls: dict[str, int] = Field(default_factory=dict, description=(
         "Exact number of calls of each named write tool (attempts included)."))
+
+    @model_validator(mode="after")
+    def _golden_or_changes(self) -> DatabaseExpectation:
+        if self.golden and self.changes:
+            raise ValueError("a golden expectation replays the golden calls: no changes")
+        return self
 
 
 class Fault(_Strict):
@@ -53,6 +64,11 @@ class Fault(_Strict):
     tool: str = Field(min_length=1)
     call: int = Field(default=1, ge=1)
     kind: FaultKind = "timeout_after_commit"
+
+
+SnapshotScope = Literal["whole", "changed"]
+"""What the snapshots store: every row of every table, or (a large database) only the rows
+that differ between the phases - the comparison of two phases is the same either way."""
 
 
 class DatabaseRules(_Strict):
@@ -66,3 +82,4 @@ class DatabaseRules(_Strict):
                                               description="Recorded per trial.")
     requires: list[DiagnosticName] = Field(default_factory=list, description=(
         "Diagnostics that must hold: each a check (diagnostic:<name>)."))
+    snapshots: SnapshotScope = "whole"

@@ -191,13 +191,19 @@ def _load(path: Path) -> Domain:
 
 
 def _database_sql(path: Path) -> str:
-    """``db.sql``, proven to build a database (an error names the file and SQLite's message)."""
+    """``db.sql`` (or ``db.sql.gz``), proven to build a database (an error names the file and
+    SQLite's message)."""
+    import gzip
     import sqlite3
 
+    packed = path.with_name(path.name + ".gz")
+    if not path.is_file() and packed.is_file():  # a large database, stored compressed
+        path = packed
     if not path.is_file():
-        raise CatalogError(str(path), None, "-", "a database domain needs db.sql (its schema "
-                           "and seed rows)")
-    text = path.read_text("utf-8")
+        raise CatalogError(str(path), None, "-", "a database domain needs db.sql or db.sql.gz "
+                           "(its schema and seed rows)")
+    text = (gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz"
+            else path.read_text("utf-8"))
     probe = sqlite3.connect(":memory:")
     try:
         probe.executescript(text)

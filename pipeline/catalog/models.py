@@ -17,7 +17,10 @@ from pipeline.catalog.condition_models import Condition, ConditionRules
 from pipeline.catalog.database_models import DatabaseRules, SandboxStyle
 
 ScenarioClass = Literal["reveal", "revision", "function_switch", "control", "regression",
-                        "condition"]
+                        "condition", "imported"]
+RewardComponent = Literal["database", "communicate", "action", "nl_assertion"]
+"""What an imported benchmark's reward multiplies (tau2's reward_basis): the database check,
+the communicated facts, the expected actions, and natural-language assertions (the judge's)."""
 
 
 class Strict(BaseModel):
@@ -171,6 +174,9 @@ class Expectations(Strict):
     fresh_calls: list[FreshCall] = Field(default_factory=list)
     required_tools: list[RequiredTool] = Field(default_factory=list)
     trajectory: TrajectoryRule | None = None
+    communicate: list[str] = Field(default_factory=list, description=(
+        "Facts each of which some reply of the agent must contain (lower-cased, with the "
+        "reply's commas removed: a plain substring test, tau2's COMMUNICATE)."))
 
 
 class RevisionHint(Strict):
@@ -249,6 +255,8 @@ MutantName = Literal[
     "mutant-stray-write",
     "mutant-repeats-write",
     "mutant-skips-reread",
+    "mutant-drops-last-write",
+    "mutant-changes-write-argument",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
 ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")
@@ -261,6 +269,22 @@ class Catch(Strict):
     mutant: MutantName
     check: str = Field(min_length=1)
     modes: list[MemoryModeName] = Field(default_factory=lambda: list(ALL_MODES))
+
+
+class SimulatedUser(Strict):
+    """A user played by a simulator model: what the simulated user knows, wants and how they
+    behave (an imported benchmark's user instructions, rendered as one text)."""
+
+    instructions: str = Field(min_length=1)
+
+
+class ImportedFrom(Strict):
+    """Where an imported scenario came from, and what of it our checks do not read."""
+
+    benchmark: str = Field(min_length=1, description="e.g. tau2-bench.")
+    commit: str = Field(min_length=1, description="The source repository's commit.")
+    task_id: str = Field(min_length=1, description="The task's id in the source.")
+    task: dict[str, Any] = Field(description="The source task as it was (for export and audit).")
 
 
 class Scenario(Strict):
@@ -292,6 +316,16 @@ class Scenario(Strict):
     catches: list[Catch] = Field(
         default_factory=list, description="Which check must catch which mutant."
     )
+    step_limit: int | None = Field(default=None, ge=1, description=(
+        "Model steps a turn of this scenario may need; the trial's limit is the larger of this "
+        "and the sweep's."))
+    user: SimulatedUser | None = Field(default=None, description=(
+        "A simulated user's instructions (for a user simulator; docs/tau2.md)."))
+    nl_assertions: list[str] = Field(default_factory=list, description=(
+        "Natural-language assertions for the judge (a separate signal, never in passed)."))
+    reward_basis: list[RewardComponent] = Field(default_factory=list, description=(
+        "An imported benchmark's reward components (its own combined reward)."))
+    imported_from: ImportedFrom | None = None
 
     @model_validator(mode="after")
     def _turns_in_range(self) -> Scenario:

@@ -185,6 +185,44 @@ def skips_reread(script: Script) -> Script:
     return out
 
 
+def _last_write(script: Script) -> tuple[int, int] | None:
+    """(turn index, action index) of the script's last write call."""
+    found = None
+    for t, turn in enumerate(script["turns"]):
+        for a, action in enumerate(turn["actions"]):
+            if _is_write(action, script):
+                found = (t, a)
+    return found
+
+
+def drops_last_write(script: Script) -> Script:
+    """Leaves out the script's last write (answers as if it had made it)."""
+    where = _last_write(script)
+    if where is None:
+        return script
+    out = copy.deepcopy(script)
+    del out["turns"][where[0]]["actions"][where[1]]
+    return out
+
+
+CHANGED_SUFFIX = "-changed"
+
+
+def changes_write_argument(script: Script) -> Script:
+    """Changes one argument of the script's last write: its last string argument gets a
+    suffix (a wrong zip, reason or payment method id: the server may take it or refuse it)."""
+    where = _last_write(script)
+    if where is None:
+        return script
+    out = copy.deepcopy(script)
+    arguments = out["turns"][where[0]]["actions"][where[1]]["call"]["arguments"]
+    strings = [k for k, v in arguments.items() if isinstance(v, str)]
+    if not strings:
+        return script
+    arguments[strings[-1]] += CHANGED_SUFFIX
+    return out
+
+
 MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-stale-value": stale_value,
     "mutant-ignores-switch": ignores_switch,
@@ -197,4 +235,6 @@ MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-stray-write": stray_write,
     "mutant-repeats-write": repeats_write,
     "mutant-skips-reread": skips_reread,
+    "mutant-drops-last-write": drops_last_write,
+    "mutant-changes-write-argument": changes_write_argument,
 }

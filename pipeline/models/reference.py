@@ -108,6 +108,7 @@ def golden_script(scenario: Scenario, domain: Domain | None = None) -> Script:
         "mutation": scenario.mutation.model_dump(mode="json"),
         "fresh_calls": [f.model_dump(mode="json") for f in scenario.expectations.fresh_calls],
         "replies": loaded.reference_replies.model_dump(exclude_none=True),
+        "users": [turn.user for turn in scenario.turns],
     }
 
 
@@ -201,13 +202,16 @@ def response_message(action: Mapping[str, Any], turn: int, step: int) -> dict[st
 def answer(variant: str, script: Script, messages: Sequence[Mapping[str, Any]],
            tag: Mapping[str, Any] | None) -> dict[str, Any]:
     """The choice (finish_reason + message) a reference variant gives for one call; a judge
-    call (purpose ``judge``) is answered by a scripted judge (``pipeline.models.judges``)."""
+    call (purpose ``judge``) is answered by a scripted judge (``pipeline.models.judges``), a
+    user simulator's call (purpose ``user``) by the reference simulated user."""
     purpose = (tag or {}).get("purpose", "planner")
     if purpose == "judge":
         return _judge(variant, messages)
     if variant not in REFERENCE_VARIANTS:
         raise ReferenceScriptError(f"unknown reference variant {variant!r}")
     played = REFERENCE_VARIANTS[variant](script)
+    if purpose == "user":
+        return simulated_user(script, messages)
     if purpose in ("summary", "state"):
         turn = int((tag or {}).get("turn") or 0)
         value = _turn(played, turn).get(purpose)
@@ -217,6 +221,17 @@ def answer(variant: str, script: Script, messages: Sequence[Mapping[str, Any]],
         return {"finish_reason": "stop", "message": {"role": "assistant", "content": content}}
     turn, step = position(messages)
     return response_message(next_action(played, messages), turn, step)
+
+
+def simulated_user(script: Script, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The reference user simulator (any reference variant called with purpose ``user``): says
+    the scenario's fixed turns in order, one per call, then the stop signal."""
+    from pipeline.user_prompt import STOP
+
+    said = sum(1 for m in messages if m.get("role") == "assistant")
+    users = list(script.get("users") or [])
+    content = users[said] if said < len(users) else STOP
+    return {"finish_reason": "stop", "message": {"role": "assistant", "content": content}}
 
 
 def _judge(variant: str, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

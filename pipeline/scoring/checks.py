@@ -20,6 +20,7 @@ from pipeline.scoring.actions import (
     required_check,
 )
 from pipeline.scoring.cases import case_checks, reply_text
+from pipeline.scoring.communicate import communicate_check
 from pipeline.scoring.database import database_checks
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
@@ -100,6 +101,8 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
     results.append(said_vs_done_check(journal, domain))
     if scenario.case is not None and (journal.replies or not played.ended_early):
         results += case_checks(journal, scenario.case)
+    if rules.communicate and played.reached(None):
+        results.append(communicate_check(rules.communicate, journal))
     if scenario.database is not None:
         results += database_checks(journal, scenario.database, snapshots or {}, domain)
     return results

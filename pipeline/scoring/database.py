@@ -106,6 +106,25 @@ def _past(calls: Sequence[Call], allowed: int, weight: Callable[[Call], int]) ->
     return None
 
 
+def _tables_check(rules: DatabaseRules, snapshots: Mapping[str, Any],
+                  changed: Sequence[Call]) -> CheckResult:
+    """The whole database after the dialog against the expected one: the initial one plus the
+    allowed changes, or (``golden``) the one the golden calls left (phase ``expected``)."""
+    golden = rules.expected.golden
+    before, after = snapshots.get("before"), snapshots.get("after")
+    expected = snapshots.get("expected") if golden else (
+        expected_tables(before, rules.expected.changes) if before is not None else None)
+    if expected is None or after is None:
+        return CheckResult("database:tables", "database_state", False, None, None,
+                           "the trial recorded no database snapshot", "function")
+    diff = table_diff(expected, after)
+    turn, step = _at(changed[-1] if diff and changed else None)
+    same = ("the database is the one the golden calls leave" if golden else
+            "the database is the expected one (initial state + the allowed change)")
+    return CheckResult("database:tables", "database_state", not diff, turn, step,
+                       _detail(diff) if diff else same, "function")
+
+
 def database_checks(journal: Journal, rules: DatabaseRules, snapshots: Mapping[str, Any],
                     domain: Domain) -> list[CheckResult]:
     """The table check, the effect count, the write-call counts, the required diagnostics.
@@ -114,21 +133,14 @@ def database_checks(journal: Journal, rules: DatabaseRules, snapshots: Mapping[s
     missing change or call has no point."""
     results: list[CheckResult] = []
     changed = [c for c in journal.attempted if c.effects]
-    before, after = snapshots.get("before"), snapshots.get("after")
-    if before is None or after is None:
-        results.append(CheckResult("database:tables", "database_state", False, None, None,
-                                   "the trial recorded no database snapshot", "function"))
-    else:
-        diff = table_diff(expected_tables(before, rules.expected.changes), after)
-        turn, step = _at(changed[-1] if diff and changed else None)
-        results.append(CheckResult("database:tables", "database_state", not diff, turn, step,
-                                   _detail(diff) if diff else "the database is the expected "
-                                   "one (initial state + the allowed change)", "function"))
-    effects = sum(c.effects or 0 for c in journal.attempted)
+    results.append(_tables_check(rules, snapshots, changed))
     wanted = rules.expected.effects
-    turn, step = _at(_past(changed, wanted, lambda c: c.effects or 0))
-    results.append(CheckResult("database:effects", "database_effects", effects == wanted, turn,
-                               step, f"{effects} effect(s), expected {wanted}", "function"))
+    if wanted is not None:
+        effects = sum(c.effects or 0 for c in journal.attempted)
+        turn, step = _at(_past(changed, wanted, lambda c: c.effects or 0))
+        results.append(CheckResult("database:effects", "database_effects", effects == wanted,
+                                   turn, step, f"{effects} effect(s), expected {wanted}",
+                                   "function"))
     writes = _writes(journal, domain)
     for tool, count in sorted(rules.expected.write_calls.items()):
         mine = [c for c in writes if c.name == tool]

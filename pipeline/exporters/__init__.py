@@ -1,0 +1,1 @@
+"""Exporters: a run's trajectories in another benchmark's format (``agentsweep export``)."""

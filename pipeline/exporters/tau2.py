@@ -1,0 +1,101 @@
+"""``agentsweep export tau2 --run-id R``: a run's trajectories in tau2-bench's message format,
+so tau2's own evaluator can score them and its verdicts be compared with ours, trial by trial.
+
+One simulation per final trial: ``id`` (our trial id), ``task_id`` (the scenario id, tau2's
+task id for an imported suite), ``trial`` (the repeat), ``termination_reason`` (tau2's closed
+set, from our status and error kind), ``agent_cost`` / ``user_cost`` (null when unknown), and
+``messages``: user messages (a simulated user's stop message included, as tau2 records it),
+assistant messages with their ``tool_calls`` (arguments parsed), and one ``tool`` message per
+call (``content`` the tool's answer as text, ``"Error: <message>"`` for a refusal, ``error``).
+Our stored tool answers are canonical JSON (sorted keys), so tau2's strict replay, which
+compares a write's answer text byte for byte, needs ``strict_replay=False``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from warehouse.query import run_named
+
+ERROR_PREFIX = "Error: "
+
+
+def termination_reason(trial: Mapping[str, Any]) -> str:
+    status, kind = trial["status"], trial["error_kind"]
+    if status == "complete":
+        return "user_stop"
+    if status == "limit":
+        return "context_window_exceeded" if kind == "context_limit" else "max_steps"
+    if status == "agent_error":
+        return "agent_error"
+    if kind == "simulator_error":
+        return "user_error"
+    return "timeout" if kind == "timeout" else "infrastructure_error"
+
+
+def _content(result: str | None, error: str | None) -> str:
+    if error is not None:
+        return f"{ERROR_PREFIX}{error}"
+    try:
+        value = json.loads(result or "null")
+    except json.JSONDecodeError:
+        return result or ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _arguments(text: str | None) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return text
+
+
+def messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    last: dict[str, Any] | None = None
+    for event in events:
+        kind = event["kind"]
+        if kind == "user_message":
+            out.append({"role": "user", "content": event["content"], "turn_idx": len(out)})
+            last = None
+        elif kind == "assistant_message":
+            last = {"role": "assistant", "content": event["content"], "tool_calls": None,
+                    "turn_idx": len(out)}
+            out.append(last)
+        elif kind == "tool_call" and last is not None:
+            last["tool_calls"] = [*(last["tool_calls"] or []), {
+                "id": event["tool_call_id"], "name": event["tool_name"],
+                "arguments": _arguments(event["arguments"]), "requestor": "assistant"}]
+        elif kind == "tool_result":
+            out.append({"role": "tool", "id": event["tool_call_id"], "requestor": "assistant",
+                        "content": _content(event["result"], event["tool_error"]),
+                        "error": event["tool_error"] is not None, "turn_idx": len(out)})
+    return out
+
+
+def _dicts(root: Path, name: str, run_id: str) -> list[dict[str, Any]]:
+    result = run_named(root, name, {"run_id": run_id, "trial_id": None})
+    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+
+
+def export_run(root: Path, run_id: str) -> dict[str, Any]:
+    """The run's final trials as tau2 simulations (ValueError: no such run)."""
+    trials = _dicts(root, "run_trials", run_id)
+    if not trials:
+        raise ValueError(f"run {run_id!r} has no trials")
+    events = _dicts(root, "run_events", run_id)
+    by_trial: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        by_trial.setdefault(str(event["trial_id"]), []).append(event)
+    simulations = [{
+        "id": t["trial_id"], "task_id": t["scenario_id"], "trial": t["repeat"],
+        "start_time": t["started_at"].isoformat(), "end_time": t["finished_at"].isoformat(),
+        "duration": t["latency_ms"] / 1000, "termination_reason": termination_reason(t),
+        "agent_cost": t["cost_usd"], "user_cost": t.get("user_cost_usd"),
+        "messages": messages(by_trial.get(str(t["trial_id"]), [])),
+    } for t in trials]
+    return {"source": {"run_id": run_id, "exported_by": "agentsweep export tau2"},
+            "simulations": simulations}

@@ -1,0 +1,26 @@
+"""The user simulator's prompt and stop signal (a leaf module: the reference models read the
+stop signal too). The prompt is ours; its hash is part of a simulated trial's identity."""
+
+from __future__ import annotations
+
+from pipeline.hashing import sha256_text
+
+STOP = "###STOP###"
+"""The simulated user ends the dialog by saying this (in a message of its own, or at its end)."""
+GREETING = "Hi! How can I help you today?"
+"""The agent's opening line, as the simulator hears it (the agent itself never says it)."""
+AGENT_PREFIX = "Agent: "
+"""How the simulator hears the agent: each of its messages under this prefix (so that a small
+model does not take the agent's part)."""
+PROMPT = f"""You play a customer talking to a customer service agent. You are the customer,
+never the agent: the agent's messages reach you starting with "{AGENT_PREFIX.strip()}"; you answer
+with only what the customer says, without any prefix. Follow the instructions below: say only
+what they let you know, one step at a time, in your own words, as a person would; never invent
+facts the instructions do not give.
+
+When your request is done, or it cannot be done, or the instructions say to end the
+conversation, answer with {STOP} alone.
+
+Instructions:
+{{instructions}}"""
+PROMPT_SHA256 = sha256_text(PROMPT)

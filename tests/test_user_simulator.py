@@ -1,0 +1,125 @@
+"""The user simulator (issue 13): a separate model plays a scenario's simulated user until it
+stops; its turns are simulated events, its calls costed apart, its failure never the agent's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO
+
+from pipeline.catalog import load_suite
+from pipeline.errors import InfraError
+from pipeline.grid import ModelConfig, TrialSpec, expand
+from pipeline.llm import CallPurpose, ModelReply
+from pipeline.trace import UserMessage
+from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.user_prompt import PROMPT_SHA256, STOP
+from warehouse.query import run_sql
+from warehouse.writer import WarehouseWriter
+
+SUITE = REPO / "catalogs" / "tau2_retail" / "suites" / "retail.jsonl"
+ORDERS = REPO / "catalogs" / "orders" / "suites" / "orders.jsonl"
+
+
+def _specs(ids: set[str], user_model: str | None = "reference/golden",
+           suite: Path = SUITE) -> list[TrialSpec]:
+    user = ModelConfig(user_model) if user_model is not None else None
+    return [s for s in expand([load_suite(suite)], [ModelConfig("reference/golden")],
+                              ["default"], ["chat"], repeats=1, user_model=user)
+            if s.scenario.id in ids]
+
+
+def _reply(content: str | None, tokens: int | None = 7) -> ModelReply:
+    return ModelReply(content, (), "stop", tokens, tokens, None, None, 1.0)
+
+
+@dataclass
+class Scripted:
+    """A model client answering every call with the next of ``replies`` (the last repeats)."""
+
+    replies: list[ModelReply]
+    calls: list[CallPurpose] = field(default_factory=list)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        self.calls.append(purpose)
+        return self.replies[min(len(self.calls), len(self.replies)) - 1]
+
+
+def test_golden_with_the_reference_simulator_matches_and_records_simulated_turns(
+        tmp_path: Path) -> None:
+    ctx = RunContext("tau2-sim", "test")
+    results = [run_trial(spec, ctx) for spec in _specs({"0", "64", "105"})]
+    assert [r.trial.passed for r in results] == [True, True, True]
+    first = results[0]
+    users = [e for e in first.events if isinstance(e, UserMessage)]
+    assert [(u.turn, u.simulated) for u in users] == [(1, True), (2, True)]
+    assert users[-1].content == STOP  # its stop message: no agent turn after it
+    assert first.trial.turns == 1 and first.trial.user_model == "reference/golden"
+    assert first.trial.user_prompt_sha256 == PROMPT_SHA256
+    assert first.trial.user_model_calls == 2  # not among the agent's model calls
+    assert first.trial.model_calls == 6  # task 0: five gold calls and the reply
+    root = tmp_path / "warehouse"
+    WarehouseWriter(root, "tau2-sim").write_batch(tables_of(results))
+    rows = run_sql(root, "select count(*) filter (where simulated), count(*) from events "
+                         "where kind = 'user_message'", all_runs=True).rows
+    assert rows == [(6, 6)]
+
+
+def test_the_simulator_is_part_of_the_trials_identity() -> None:
+    with_user = _specs({"0"})[0]
+    without = _specs({"0"}, user_model=None)[0]
+    other = _specs({"0"}, user_model="reference/mutant-stray-write")[0]
+    assert len({with_user.trial_id, without.trial_id, other.trial_id}) == 3
+    # a scenario with no simulated user keeps its id and its fixed turns
+    plain = _specs({"cancel-own"}, suite=ORDERS)[0]
+    assert plain.user_model is None
+    assert plain.trial_id == _specs({"cancel-own"}, user_model=None, suite=ORDERS)[0].trial_id
+
+
+def test_a_failing_simulator_leaves_the_trial_incomplete_never_the_agents_fault() -> None:
+    spec = _specs({"0"})[0]
+    empty = run_trial(spec, RunContext("sim-bad", "t"), user_client=Scripted([_reply("")]))
+    assert (empty.trial.status, empty.trial.error_kind, empty.trial.passed) == (
+        "incomplete", "simulator_error", None)
+
+    class Down(Scripted):
+        def complete(self, *args: Any, **kwargs: Any) -> ModelReply:
+            raise InfraError("connection", "refused")
+
+    down = run_trial(spec, RunContext("sim-bad", "t"), user_client=Down([]))
+    assert (down.trial.status, down.trial.error_kind) == ("incomplete", "simulator_error")
+    assert "user simulator, turn 1" in str(down.trial.error_message)
+
+
+def test_a_user_who_never_stops_hits_the_turn_cap() -> None:
+    spec = replace(_specs({"0"})[0], step_limit=8)
+    agent = Scripted([_reply("How else can I help?")])
+    user = Scripted([_reply("And another thing.", tokens=None)])
+    result = run_trial(spec, RunContext("sim-cap", "t"), client=agent, user_client=user)
+    assert (result.trial.status, result.trial.error_kind) == ("limit", "turn_limit")
+    assert result.trial.passed is False and result.trial.turns == 30
+    assert set(user.calls) == {"user"} and set(agent.calls) == {"planner"}
+    assert result.trial.user_input_tokens is None  # unknown, never estimated
+
+
+def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
+    import pytest
+
+    from pipeline.run_command import BadInput, check
+    from pipeline.sweep import SweepConfig
+
+    def config(user: str) -> SweepConfig:
+        return SweepConfig(suites=[SUITE], scenarios=["0"], models=["reference/golden"],
+                           memory_modes=["chat"], repeats=1, user_model=user,
+                           warehouse=tmp_path / "warehouse")
+
+    with pytest.raises(BadInput, match=r"^--user-model: --model bogus/none: LiteLLM knows no"):
+        check(config("bogus/none"), append=False)
+    with pytest.raises(BadInput, match=r"^--user-model local/default: a model served on the "
+                                       r"nodes plays the user only when it is also a --model"):
+        check(config("local/default"), append=False)
+    assert check(config("reference/golden"), append=False) is not None
