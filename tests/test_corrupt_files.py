@@ -27,6 +27,18 @@ def _write_run(root: Path, run_id: str) -> Path:
     return next(p for p in writer.files_written if p.parts[-3] == "trials")
 
 
+def _inside_a_data_page(path: Path) -> int:
+    """A byte offset in the middle of the largest column chunk's pages (past its page header),
+    wherever the schema's columns put it."""
+    import pyarrow.parquet as pq
+
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    chunk = max((group.column(i) for i in range(group.num_columns)),
+                key=lambda c: c.total_compressed_size)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    return int(start + chunk.total_compressed_size // 2)
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_an_old_damaged_file_is_named_and_never_blocks_a_new_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
@@ -36,7 +48,7 @@ def test_an_old_damaged_file_is_named_and_never_blocks_a_new_run(
     if damage == "truncate":
         old.write_bytes(bytes(data[: len(data) // 2]))
     else:  # one flipped byte inside a data page: DuckDB would read a wrong value silently
-        data[len(data) // 3] ^= 0xFF
+        data[_inside_a_data_page(old)] ^= 0xFF
         old.write_bytes(bytes(data))
     # the new run's own queries read only its own files
     config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
