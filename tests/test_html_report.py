@@ -61,6 +61,7 @@ def _report(tmp_path: Path, *args: str) -> Path:
     return out
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_the_matrix_cells_and_counts_are_the_warehouses(env: Path, tmp_path: Path,
                                                         browser: Browser) -> None:
     path = _report(tmp_path, "--run-id", "cand")
@@ -95,6 +96,7 @@ def test_the_matrix_cells_and_counts_are_the_warehouses(env: Path, tmp_path: Pat
     browser.screenshot(tmp_path / "run-report.png")
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_a_click_on_a_failed_cell_opens_the_trial_and_its_first_violation(
         env: Path, tmp_path: Path, browser: Browser) -> None:
     path = _report(tmp_path, "--run-id", "cand")
@@ -123,6 +125,7 @@ def test_a_click_on_a_failed_cell_opens_the_trial_and_its_first_violation(
     assert (tmp_path / "trace-viewer.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_markup_in_the_data_renders_as_text_and_runs_nothing(env: Path, tmp_path: Path,
                                                             browser: Browser) -> None:
     path = _report(tmp_path, "--run-id", "base", "--passed-sample", "100")
@@ -160,6 +163,7 @@ def test_no_secret_lands_in_the_file(env: Path, tmp_path: Path) -> None:
     assert "[REDACTED]" in text  # the canary was there (S3's reply) and was redacted
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_a_comparison_shows_the_gates_verdict_and_reasons(env: Path, tmp_path: Path,
                                                           browser: Browser) -> None:
     path = _report(tmp_path, "--run-id", "cand", "--baseline", "base")
@@ -195,6 +199,7 @@ def test_a_comparison_shows_the_gates_verdict_and_reasons(env: Path, tmp_path: P
     assert browser.errors == []
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_the_failure_map_shows_zeros_with_their_bound_and_greys_excluded_rows(
         env: Path, tmp_path: Path, browser: Browser) -> None:
     path = _report(tmp_path, "--run-id", "cond")
@@ -327,6 +332,7 @@ def test_the_html_package_imports_nothing_of_pipeline() -> None:
     assert done.stdout.strip() == ""
 
 
+@pytest.mark.slow  # a real headless Chromium
 def test_a_trials_judge_verdicts_stand_beside_its_code_checks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser) -> None:
     from pipeline.catalog import catalogs_root, load_suite

@@ -47,6 +47,7 @@ def _read(path: Path) -> bytes:
 
 
 @needs_source
+@pytest.mark.slow  # imports 114 tasks and a 2.8 MB database
 def test_the_import_reproduces_the_committed_catalog(tmp_path: Path) -> None:
     out = tmp_path / "tau2_retail"
     out.mkdir()
