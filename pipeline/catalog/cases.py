@@ -42,17 +42,23 @@ def suite_domain(path: Path) -> str:
     return path.resolve().parent.parent.name
 
 
+def domain_of_suite(path: Path, number: int, kind: str) -> Domain:
+    """The domain a cases or conditions suite sits in (``<domain>/suites/``); a missing one is
+    an error at ``number``, a broken one its own file's error."""
+    try:
+        return load_domain(suite_domain(path))
+    except CatalogError as exc:
+        if exc.path != suite_domain(path):
+            raise
+        raise CatalogError(str(path), number, "-", f"a {kind} suite lives in "
+                           f"<domain>/suites/: {exc.message}") from None
+
+
 def parse_case(path: Path, number: int, raw: Any) -> Scenario:
     """The scenario of one case line; CatalogError naming the line and the field."""
     where = str(path)
     case = validate_line(Case, _validator(), where, number, raw)
-    try:
-        domain = load_domain(suite_domain(path))
-    except CatalogError as exc:
-        if exc.path != suite_domain(path):
-            raise
-        raise CatalogError(where, number, "-", f"a cases suite lives in <domain>/suites/: "
-                           f"{exc.message}") from None
+    domain = domain_of_suite(path, number, "cases")
     _check_against_domain(where, number, case, domain)
     schema = _read_schema(where, number, path.parent, case.expected.json_schema)
     return Scenario.model_validate({

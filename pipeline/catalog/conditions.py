@@ -22,7 +22,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from pipeline.catalog.cases import suite_domain, with_interface
+from pipeline.catalog.cases import domain_of_suite, with_interface
 from pipeline.catalog.condition_models import (
     DELIVERY_FORMATS,
     DONE_SLOT,
@@ -36,7 +36,7 @@ from pipeline.catalog.condition_models import (
     TaskCall,
     TaskRole,
 )
-from pipeline.catalog.domains import Domain, load_domain
+from pipeline.catalog.domains import Domain
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.golden import check_call
 from pipeline.catalog.lines import validate_line
@@ -63,13 +63,7 @@ def parse_condition_task(path: Path, number: int, raw: Any) -> list[tuple[Scenar
     line and the field."""
     where = str(path)
     task = validate_line(ConditionTask, _validator(), where, number, raw)
-    try:
-        domain = load_domain(suite_domain(path))
-    except CatalogError as exc:
-        if exc.path != suite_domain(path):
-            raise
-        raise CatalogError(where, number, "-", f"a conditions suite lives in "
-                           f"<domain>/suites/: {exc.message}") from None
+    domain = domain_of_suite(path, number, "conditions")
     style = _check_against_domain(where, number, task, domain)
     scenarios = [_scenario(task, domain, style, "twin", "plain")]
     scenarios += [_scenario(task, domain, style, "forbidden", f) for f in DELIVERY_FORMATS]
