@@ -84,6 +84,9 @@ def run(
     user_model: Annotated[str | None, typer.Option(
         "--user-model", help="The user simulator's model (any model name) for scenarios with a "
         "simulated user; without it their fixed turns are played.")] = None,
+    user_max_turns: Annotated[int | None, typer.Option(
+        "--user-max-turns", min=1, help="Turns the simulated user may speak; past them the "
+        "dialog ends as turn_limit. Default: 30.")] = None,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.run_command import RunOptions, Terminal, main
@@ -91,7 +94,7 @@ def run(
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
-        user_model=user_model,
+        user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
         append=append, junit=junit)

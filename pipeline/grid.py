@@ -22,6 +22,7 @@ from pipeline.hashing import canonical_json, sha256_json
 from pipeline.model_config import ModelConfig as ModelConfig  # the grid's model, re-exported
 from pipeline.sandbox import ToolsMode
 from pipeline.user_prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
+from pipeline.user_prompt import USER_MAX_TURNS
 
 MemoryMode = Literal["chat", "summary", "structured"]
 MEMORY_MODES: tuple[MemoryMode, ...] = ("chat", "summary", "structured")
@@ -51,6 +52,8 @@ class TrialSpec:
     user_model: ModelConfig | None = None
     """The user simulator's model, for a scenario with a simulated user (pipeline.user_simulator);
     None: the scenario's fixed turns are played."""
+    user_max_turns: int = USER_MAX_TURNS
+    """Turns the simulated user may speak before the dialog ends as ``turn_limit``."""
 
 
 def trial_id_for(
@@ -62,6 +65,7 @@ def trial_id_for(
     repeat: int,
     tools: ToolsMode = "sandbox",
     user_model: ModelConfig | None = None,
+    user_max_turns: int = USER_MAX_TURNS,
 ) -> str:
     identity: dict[str, object] = {
         "scenario_id": scenario.id,
@@ -79,6 +83,8 @@ def trial_id_for(
         identity["user_model"] = user_model.name
         identity["user_generation_params"] = canonical_json(user_model.generation_params())
         identity["user_prompt_sha256"] = USER_PROMPT_SHA256
+        if user_max_turns != USER_MAX_TURNS:  # the default keeps older simulated trial ids
+            identity["user_max_turns"] = user_max_turns
     return sha256_json(identity)[:32]
 
 
@@ -91,6 +97,7 @@ def expand(
     step_limit: int = 8,
     tools: ToolsMode = "sandbox",
     user_model: ModelConfig | None = None,
+    user_max_turns: int = USER_MAX_TURNS,
 ) -> Iterator[TrialSpec]:
     """Yield the grid lazily, in a stable order. ``user_model`` plays the user of every
     scenario that has a simulated user (``Scenario.user``); the others keep their turns."""
@@ -107,7 +114,8 @@ def expand(
                                     and loaded.scenario.user is not None else None)
                             yield TrialSpec(
                                 trial_id=trial_id_for(loaded.scenario, loaded.sha256, seeded,
-                                                      prompt.sha256, mode, repeat, tools, user),
+                                                      prompt.sha256, mode, repeat, tools, user,
+                                                      user_max_turns),
                                 suite_id=suite.id,
                                 suite_sha256=suite.sha256,
                                 scenario=loaded.scenario,
@@ -121,6 +129,7 @@ def expand(
                                 tools=tools,
                                 domain_path=domain.path,
                                 user_model=user,
+                                user_max_turns=user_max_turns,
                             )
 
 

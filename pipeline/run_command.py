@@ -26,7 +26,8 @@ EXIT_INTERRUPTED = 130
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model"}
+                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
+                   "user_max_turns": "--user-max-turns"}
 
 
 class BadInput(Exception):
@@ -47,6 +48,7 @@ class RunOptions:
     tools: str | None = None
     user_model: str | None = None
     """The user simulator's model (scenarios with a simulated user)."""
+    user_max_turns: int | None = None
     api_base: str | None = None
     temperature: float | None = None
     seed: int | None = None
@@ -63,7 +65,8 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.api_base, self.timeout_s, self.tools, self.user_model)
+                self.api_base, self.timeout_s, self.tools, self.user_model,
+                self.user_max_turns)
         return any(v not in (None, []) for v in grid)
 
 
@@ -103,7 +106,8 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
                        ("max_in_flight", options.max_in_flight), ("tools", options.tools),
-                       ("user_model", options.user_model)):
+                       ("user_model", options.user_model),
+                       ("user_max_turns", options.user_max_turns)):
         if value not in (None, []):
             args[key] = value
     return args

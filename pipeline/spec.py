@@ -27,6 +27,7 @@ from pipeline.retry import RetryPolicy
 from pipeline.sandbox import ToolsMode
 from pipeline.sweep import SweepConfig
 from pipeline.thresholds import Thresholds
+from pipeline.user_prompt import USER_MAX_TURNS
 from warehouse.writer import WarehouseError, validate_run_id
 
 Location = tuple[str | int, ...]
@@ -51,6 +52,8 @@ class SweepSpec(BaseModel):
     """Each model with its own temperature, params, seed, limits and endpoint."""
     user_model: ModelConfig | None = None
     """The user simulator's model, for scenarios with a simulated user."""
+    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1)
+    """Turns a simulated user may speak; past them the dialog ends as ``turn_limit``."""
     prompts: list[str] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (the domain's ``default`` prompt)."""
     memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
@@ -185,6 +188,7 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "step_limit": spec.step_limit,
         "tools": spec.tools,
         "user_model": spec.user_model,
+        "user_max_turns": spec.user_max_turns,
         "thresholds": spec.thresholds,
         "retry": spec.retry,
         "batch_size": spec.batch_size,

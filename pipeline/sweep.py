@@ -34,6 +34,7 @@ from pipeline.retry import RetryPolicy
 from pipeline.sandbox import ToolsMode
 from pipeline.thresholds import Thresholds
 from pipeline.trial import RunContext, TrialResult, tables_of
+from pipeline.user_prompt import USER_MAX_TURNS
 from pipeline.version import code_version
 from warehouse.query import run_named
 from warehouse.rows import RunRow
@@ -60,6 +61,9 @@ class SweepConfig(BaseModel):
     user_model: ModelConfig | None = Field(default=None, description=(
         "The user simulator's model, for scenarios with a simulated user (--user-model); "
         "none: their fixed turns are played."))
+    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1, description=(
+        "Turns a simulated user may speak (--user-max-turns); past them the dialog ends as "
+        "turn_limit (did not end normally)."))
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
                                    "A trial's deadline: past it, it stops as an infrastructure "
                                    "timeout (incomplete, retried).")
@@ -153,7 +157,7 @@ def plan(config: SweepConfig) -> SweepPlan:
     models = config.resolved_models()
     user_model = config.user_model.resolved() if config.user_model is not None else None
     specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
-                        config.step_limit, config.tools, user_model))
+                        config.step_limit, config.tools, user_model, config.user_max_turns))
     size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
                      config.repeats)
     done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()

@@ -113,7 +113,8 @@ def _simulator(spec: TrialSpec, client: ModelClient | None) -> UserSimulator | N
         return None
     model = client or model_client_for(spec, spec.user_model)
     return UserSimulator(model if spec.deadline_s is None else
-                         DeadlineClient(model, spec.deadline_s), user.instructions)
+                         DeadlineClient(model, spec.deadline_s), user.instructions,
+                         spec.user_max_turns)
 
 
 @dataclass

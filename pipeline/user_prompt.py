@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pipeline.hashing import sha256_text
 
+USER_MAX_TURNS = 30
+"""Turns a simulated user may speak by default (``--user-max-turns``)."""
 STOP = "###STOP###"
 """The simulated user ends the dialog by saying this (in a message of its own, or at its end)."""
 GREETING = "Hi! How can I help you today?"
@@ -23,4 +25,13 @@ conversation, answer with {STOP} alone.
 
 Instructions:
 {{instructions}}"""
-PROMPT_SHA256 = sha256_text(PROMPT)
+OPENING_CUE = ("(Now write the customer's reply: one or two sentences, in the first person, "
+               "saying why you are calling.)")
+"""Said after the agent's greeting. Without it the bundled 1.5B model answered the greeting with
+the greeting itself, on every task tried (measured: docs/tau2.md)."""
+REPLY_CUE = ("(Now write the customer's reply: one or two sentences, in the first person, "
+             "answering the agent with the facts you know. When the agent has done everything "
+             "you asked for, write only " + STOP + ".)")
+"""Said after each later agent message, so the simulator answers as the customer."""
+PROMPT_SHA256 = sha256_text("\n\n".join((PROMPT, GREETING, AGENT_PREFIX, OPENING_CUE, REPLY_CUE)))
+"""The hash of everything the simulator is told besides the instructions and the dialog."""

@@ -20,7 +20,15 @@ from typing import Any
 
 from pipeline.errors import AgentError, InfraError
 from pipeline.llm import ModelClient, ModelReply
-from pipeline.user_prompt import AGENT_PREFIX, GREETING, PROMPT, STOP
+from pipeline.user_prompt import (
+    AGENT_PREFIX,
+    GREETING,
+    OPENING_CUE,
+    PROMPT,
+    REPLY_CUE,
+    STOP,
+    USER_MAX_TURNS,
+)
 
 
 @dataclass(frozen=True)
@@ -35,16 +43,16 @@ class Utterance:
 class UserSimulator:
     model: ModelClient
     instructions: str
-    max_turns: int = 30
+    max_turns: int = USER_MAX_TURNS
 
     def _messages(self, agent_replies: Sequence[str], said: Sequence[str]
                   ) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": PROMPT.format(instructions=self.instructions)},
-            {"role": "user", "content": AGENT_PREFIX + GREETING}]
+            {"role": "user", "content": f"{AGENT_PREFIX}{GREETING}\n\n{OPENING_CUE}"}]
         for mine, theirs in zip(said, agent_replies, strict=True):
             messages += [{"role": "assistant", "content": mine},
-                         {"role": "user", "content": AGENT_PREFIX + theirs}]
+                         {"role": "user", "content": f"{AGENT_PREFIX}{theirs}\n\n{REPLY_CUE}"}]
         return messages
 
     def speak(self, turn: int, agent_replies: Sequence[str], said: Sequence[str]) -> Utterance:

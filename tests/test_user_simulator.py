@@ -106,6 +106,53 @@ def test_a_user_who_never_stops_hits_the_turn_cap() -> None:
     assert result.trial.user_input_tokens is None  # unknown, never estimated
 
 
+def test_the_turn_cap_is_the_sweeps_and_part_of_the_trials_identity(tmp_path: Path) -> None:
+    from pipeline.run_command import RunOptions, build_config
+    from pipeline.sweep import plan
+
+    def spec_with(turns: int | None) -> TrialSpec:
+        options = RunOptions(suite=[SUITE], scenario=["0"], model=["reference/golden"],
+                             memory_mode=["chat"], repeats=1, user_model="reference/golden",
+                             user_max_turns=turns)
+        return plan(build_config(options)).pending[0]
+
+    default, capped = spec_with(None), spec_with(3)
+    assert (default.user_max_turns, capped.user_max_turns) == (30, 3)
+    assert default.trial_id == _specs({"0"})[0].trial_id  # the default keeps the old ids
+    assert capped.trial_id != default.trial_id
+    agent = Scripted([_reply("How else can I help?")])
+    user = Scripted([_reply("And another thing.")])
+    result = run_trial(capped, RunContext("sim-cap3", "t"), client=agent, user_client=user)
+    assert (result.trial.status, result.trial.error_kind, result.trial.turns) == (
+        "limit", "turn_limit", 3)
+
+
+def test_the_simulator_hears_the_agent_with_a_cue_to_answer_as_the_customer() -> None:
+    from pipeline.user_prompt import AGENT_PREFIX, GREETING, OPENING_CUE, REPLY_CUE
+    from pipeline.user_simulator import UserSimulator
+
+    seen: list[list[dict[str, Any]]] = []
+
+    class Recording(Scripted):
+        def complete(self, messages: list[dict[str, Any]], *args: Any,
+                     **kwargs: Any) -> ModelReply:
+            seen.append(messages)
+            return super().complete(messages, *args, **kwargs)
+
+    simulator = UserSimulator(Recording([_reply("I want a refund.")]), "You are Ann.")
+    simulator.speak(1, [], [])
+    simulator.speak(2, ["Your email, please?"], ["I want a refund."])
+    first, second = seen
+    assert "You are Ann." in first[0]["content"] and first[0]["role"] == "system"
+    assert first[1] == {"role": "user",
+                        "content": f"{AGENT_PREFIX}{GREETING}\n\n{OPENING_CUE}"}
+    assert second[:2] == first[:2]  # the prefix stays the same (the server's prompt cache)
+    assert second[2:] == [{"role": "assistant", "content": "I want a refund."},
+                          {"role": "user",
+                           "content": f"{AGENT_PREFIX}Your email, please?\n\n{REPLY_CUE}"}]
+    assert STOP in REPLY_CUE and STOP not in OPENING_CUE
+
+
 def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
     import pytest
 
