@@ -25,10 +25,14 @@ class InfraError(Exception):
     """The provider or our harness failed; the trial stays incomplete and may be retried."""
 
     def __init__(self, kind: InfraErrorKind, message: str,
-                 retry_after_s: float | None = None) -> None:
+                 retry_after_s: float | None = None,
+                 provider_kind: InfraErrorKind | None = None) -> None:
         super().__init__(message)
         self.kind: InfraErrorKind = kind
         self.retry_after_s = retry_after_s
+        self.provider_kind = provider_kind
+        """Of a ``simulator_error``: how the simulator's provider failed (``timeout``,
+        ``connection``...), so its circuit breaker sees it; None when it answered unusably."""
 
 
 class AgentError(Exception):

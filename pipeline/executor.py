@@ -55,6 +55,29 @@ UNREACHABLE = frozenset({"connection"})
 
 
 
+def _groups_of(spec: TrialSpec) -> list[str]:
+    """The provider groups an attempt calls: its agent's, then its user simulator's."""
+    groups = [group_of(spec.model.name)]
+    if spec.user_model is not None and spec.scenario.user is not None:
+        user = group_of(spec.user_model.name)
+        if user not in groups:
+            groups.append(user)
+    return groups
+
+
+def _user_verdict(spec: TrialSpec, result: TrialResult) -> tuple[str | None, bool | None]:
+    """The simulator's provider group and what the attempt says of it: failed (True), answered
+    (False) or nothing (None); (None, None) for an attempt with no simulated user."""
+    if spec.user_model is None or spec.scenario.user is None:
+        return None, None
+    group = group_of(spec.user_model.name)
+    failure = result.user_provider_failure
+    answered = bool(result.trial.user_model_calls)
+    if failure in PROVIDER_FAILURES:
+        return group, failure in UNREACHABLE or not answered
+    return group, False if answered else None
+
+
 @dataclass(frozen=True)
 class ExecuteOptions:
     """How ``execute`` runs the trials, beyond how many are in flight."""
@@ -421,17 +444,26 @@ class _Execution:
         return len(self.in_flight) + self.book.waiting + self._held() < self.max_in_flight
 
     def _submit_or_park(self, spec: TrialSpec, number: int) -> None:
-        group = group_of(spec.model.name)
-        if self.parked.get(group) or not self.breaker.allows(group):
-            self.parked.setdefault(group, deque()).append((spec, number))
-        else:
-            self._submit(spec, number)
+        """Start the attempt, or hold it while a provider it calls (its agent's, its user
+        simulator's) is down."""
+        for group in _groups_of(spec):
+            if self.parked.get(group) or not self.breaker.allows(group):
+                self.parked.setdefault(group, deque()).append((spec, number))
+                return
+        self._submit(spec, number)
 
     def _release_parked(self) -> None:
         """Held trials of a group that is back go on; a down group gets its due probe."""
-        for group, queue in self.parked.items():
+        for group, queue in list(self.parked.items()):
             while queue and self.breaker.allows(group):
-                self._submit(*queue.popleft())
+                spec, number = queue.popleft()
+                down = [g for g in _groups_of(spec) if g != group and self.breaker.down(g)
+                        and not self.breaker.outage_too_long(g)]
+                if down:  # its other provider is down too: it waits for that one's probe
+                    self.parked.setdefault(down[0], deque()).append((spec, number))
+                    self.breaker.record(group, infra_failed=None)  # this probe was not used
+                else:
+                    self._submit(spec, number)
 
     def _submit(self, spec: TrialSpec, number: int) -> None:
         if self._first:
@@ -473,9 +505,19 @@ class _Execution:
         verdict: bool | None = None  # a harness error before any answer: says nothing
         if provider_failed or answered or result.status != "incomplete":
             verdict = provider_failed and (kind in UNREACHABLE or not answered)
-        self.breaker.record(group, infra_failed=verdict)
+        verdicts = {group: verdict}
+        user_group, user_verdict = _user_verdict(flight.spec, result)
+        if user_group is not None:  # the simulator's provider, by the same rule
+            mine = verdicts.get(user_group)
+            verdicts[user_group] = (user_verdict if mine is None or user_verdict
+                                    else mine)
+        for name, said in verdicts.items():
+            self.breaker.record(name, infra_failed=said)
         free = (not answered and self.breaker.down(group)
                 and not self.breaker.outage_too_long(group))
+        if user_group is not None and user_verdict and not answered:
+            free = free or (self.breaker.down(user_group)
+                            and not self.breaker.outage_too_long(user_group))
         attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s, free=free)
         if self.on_attempt is not None:
             self.on_attempt(attempt)

@@ -49,8 +49,14 @@ def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
 
 
 def models_of(config: Any) -> list[ModelConfig]:
-    """``config.models`` (a SweepConfig's) as ModelConfigs; [] for a config without them."""
-    return [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
+    """``config.models`` (a SweepConfig's) as ModelConfigs, then its user simulator's model
+    (its limits, faults and call options apply to its own calls); [] for a config without
+    them."""
+    models = [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
+    user = getattr(config, "user_model", None)
+    if isinstance(user, ModelConfig) and user.name not in {m.name for m in models}:
+        models.append(user)
+    return models
 
 
 def limits_from(config: Any) -> dict[str, int]:

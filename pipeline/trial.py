@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, 
 from pipeline.expected_state import replay_golden
 from pipeline.grid import ModelConfig, TrialSpec
 from pipeline.hashing import canonical_json
+from pipeline.limits import call_params_of
 from pipeline.llm import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.memory import memory_for
 from pipeline.providers import provider_for, resolve_route
@@ -63,6 +64,9 @@ class TrialResult:
     snapshots: tuple[SnapshotRow, ...] = ()
     """A database domain's database before and after the dialog (seed 004)."""
     diagnostics: tuple[DiagnosticRow, ...] = ()
+    user_provider_failure: str | None = field(default=None, compare=False)
+    """How the user simulator's provider failed (a ``simulator_error`` trial), for its circuit
+    breaker; not stored (the error message says it)."""
 
     @property
     def status(self) -> TrialStatus:
@@ -97,12 +101,14 @@ def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]
 def model_client_for(spec: TrialSpec, model: ModelConfig | None = None) -> ModelClient:
     """The trial's model client (or ``model``'s: the user simulator's): the model's provider
     adds its per-trial call options (looked up by name, never special-cased here), then the
-    sweep's (``spec.extra``: the agent model's node endpoint, so only for that model)."""
+    sweep's (``spec.extra``: the agent model's node endpoint and call options, so only for
+    that model; another model, the simulator's, gets its own call options: api_base,
+    timeout)."""
     model = model or spec.model
     route = model.route or resolve_route(model.name)
     domain = load_domain(spec.scenario.domain, spec.domain_path)
     params = provider_for(model.name).trial_params(route, spec.scenario, domain)
-    extra = spec.extra if model.name == spec.model.name else {}
+    extra = spec.extra if model.name == spec.model.name else call_params_of(model)
     return LiteLLMClient(model, {**params, **extra})
 
 
@@ -159,6 +165,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     status: TrialStatus = "complete"
     error_kind: str | None = None
     error_message: str | None = None
+    user_provider_failure: str | None = None
     try:
         simulator = _simulator(spec, user_client)
         if simulator is not None:
@@ -171,6 +178,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         trace.ended_by = exc.kind
     except InfraError as exc:
         status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
+        user_provider_failure = exc.provider_kind
     except ConfigError as exc:
         status, error_kind, error_message = "incomplete", CONFIG_ERROR, redact(str(exc))
     outcome = _Outcome(status, error_kind, error_message, started, datetime.now(UTC))
@@ -179,7 +187,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         trace.snapshots["after"] = after
     _expected_snapshots(trace, spec, domain)
     if status == "incomplete":
-        return _result(spec, ctx, trace, None, outcome, node_id)
+        return replace(_result(spec, ctx, trace, None, outcome, node_id),
+                       user_provider_failure=user_provider_failure)
     scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
     return _result(spec, ctx, trace, scoring, outcome, node_id)
 

@@ -61,7 +61,10 @@ class UserSimulator:
             reply = self.model.complete(self._messages(agent_replies, said), None,
                                         purpose="user", turn=turn)
         except (InfraError, AgentError) as exc:  # a provider refusing its config stops the sweep
-            raise InfraError("simulator_error", f"user simulator, turn {turn}: {exc}") from exc
+            failed = exc if isinstance(exc, InfraError) else None
+            raise InfraError("simulator_error", f"user simulator, turn {turn}: {exc}",
+                             failed.retry_after_s if failed else None,
+                             failed.kind if failed else None) from exc
         text = (reply.content or "").strip()
         stop = STOP in text
         text = text.replace(STOP, "").strip()

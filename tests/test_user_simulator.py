@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import REPO
 
 from pipeline.catalog import load_suite
@@ -154,8 +155,6 @@ def test_the_simulator_hears_the_agent_with_a_cue_to_answer_as_the_customer() ->
 
 
 def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
-    import pytest
-
     from pipeline.run_command import BadInput, check
     from pipeline.sweep import SweepConfig
 
@@ -170,3 +169,33 @@ def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_pat
                                        r"nodes plays the user only when it is also a --model"):
         check(config("local/default"), append=False)
     assert check(config("reference/golden"), append=False) is not None
+
+
+@pytest.mark.slow
+def test_a_silent_simulator_provider_opens_its_own_breaker_never_the_agents(
+        ray_local: Any, tmp_path: Path) -> None:
+    import socket
+
+    from pipeline.breaker import outages_of
+    from pipeline.retry import RetryPolicy
+    from pipeline.sweep import SweepConfig, execute_plan, plan
+
+    with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = tmp_path / "warehouse"
+    config = SweepConfig(
+        suites=[SUITE], scenarios=["0", "1"], models=["reference/golden"],
+        user_model={"name": "openai/gone", "api_base": f"http://127.0.0.1:{port}/v1",
+                    "timeout_s": 5},
+        memory_modes=["chat"], repeats=3, run_id="sim-down", warehouse=root, max_in_flight=2,
+        retry=RetryPolicy(max_attempts=2, backoff_base_s=0.05, backoff_max_s=0.1,
+                          max_outage_s=1.5))
+    statuses = execute_plan(config, plan(config))
+    assert statuses == {"incomplete": 6}  # never counted against the agent
+    # the simulator's provider (group openai) was seen down and paused; the agent's was not
+    assert {o.group for o in outages_of("sim-down")} == {"openai"}
+    kinds = run_sql(root, "select distinct error_kind from attempts").rows
+    assert kinds == [("simulator_error",)]
+    message = run_sql(root, "select any_value(error_message) from trials").rows[0][0]
+    assert "user simulator, turn 1" in message
