@@ -40,7 +40,8 @@ def dialog_lines(trial: StoredTrial) -> Iterator[str]:
     for event in trial.events:
         at = f"[{event.turn}.{event.step}]"
         if event.kind == "user_message":
-            yield f"{at} USER: {event.content}"
+            who = "USER (simulated)" if event.simulated else "USER"
+            yield f"{at} {who}: {event.content}"
         elif event.kind == "memory_update":
             note = f" (rejected: {event.rejected})" if event.rejected is not None else ""
             yield f"{at}   memory r{event.state_revision}{note}: {_cut(_compact(event.content))}"
@@ -49,7 +50,9 @@ def dialog_lines(trial: StoredTrial) -> Iterator[str]:
             if (event.content or "").strip() or cut:
                 yield f"{at} AGENT: {event.content}{cut}"
         elif event.kind == "tool_call":
-            error = f"  REFUSED: {event.tool_error}" if event.tool_error else ""
+            error = (f"  COMMITTED ({event.effects} row(s) changed), then answered with an "
+                     f"error: {event.tool_error}" if event.tool_error and event.effects else
+                     f"  REFUSED: {event.tool_error}" if event.tool_error else "")
             kind = " (intercepted)" if event.intercepted else ""
             yield f"{at}   -> {event.tool_name}{kind} {event.arguments}{error}"
         elif event.kind == "tool_result" and not event.tool_error:

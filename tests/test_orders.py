@@ -109,6 +109,17 @@ def test_golden_passes_all_seven_with_the_expected_effects_and_diagnostics() -> 
     assert phases == {("before", "orders"), ("after", "orders")}
 
 
+def test_show_says_a_write_committed_before_its_timeout_not_that_it_was_refused() -> None:
+    from pipeline.rescore import StoredTrial
+    from pipeline.show import dialog_lines
+
+    result = _results("reference/golden", {"timeout-after-commit"})[0]
+    lines = list(dialog_lines(StoredTrial(row={}, events=result.events)))
+    cancel = next(line for line in lines if "-> cancel_order" in line)
+    assert "COMMITTED (1 row(s) changed), then answered with an error:" in cancel
+    assert "REFUSED" not in cancel
+
+
 def test_each_mutant_is_caught_by_its_intended_check() -> None:
     cells = verify([load_suite(SUITE)], ["chat"])
     bad = [(c.scenario_id, c.model, c.label()) for c in cells if not c.ok]
