@@ -131,6 +131,7 @@ class CheckRow(TrialKey):
     step: int | None
     detail: str
     check_version: int | None
+    counted: bool | None = True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,11 +13,11 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
-judgments tables. Files of older versions are read on: their
+judgments tables. v6: checks.counted. Files of older versions are read on: their
 missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
@@ -256,6 +256,9 @@ CHECKS = Table(
         _c("detail", pa.string(), "What was seen."),
         _c("check_version", pa.int32(), "Version of the check kind's logic that produced the "
            "row (pipeline.scoring.CHECK_VERSIONS).", nullable=True),
+        _c("counted", pa.bool_(), "Whether the check counts toward trials.passed and the scores; "
+           "false: a recorded signal only (tau2's action check outside the scenario's "
+           "reward_basis). Null in files before v6: every check counted.", nullable=True),
     ),
 )
 
