@@ -117,6 +117,8 @@ class TrialRow(TrialScoreColumns, TrialKey):
     user_input_tokens: int | None = None
     user_output_tokens: int | None = None
     user_cost_usd: float | None = None
+    reward_basis: list[str] | None = None
+    nl_assertions: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
