@@ -132,3 +132,16 @@ def test_tau2_reward_multiplies_the_basis_and_the_judge_never_changes_passed(
         # action in this basis: the action check fails passed and the reward, not the database
         ("105", "mutant-drops-last-write", "complete"): (False, "fail", 1, 0, 0, 0),
     }
+
+
+def test_an_uncounted_check_is_no_rule_code_and_show_marks_it_a_signal(run: Path) -> None:
+    from pipeline.show import check_lines
+    from warehouse.query import run_named
+
+    trial = next(t for t in stored_trials(run, "tau2-reward")
+                 if t.row["scenario_id"] == "0" and t.row["model"] == DROPS)
+    codes = {r[1] for r in run_named(run, "failed_checks", {"run_id": "tau2-reward"}).rows
+             if r[0] == trial.row["trial_id"]}
+    assert codes == {"database:tables"}  # the failed action check is recorded, not a rule code
+    assert any(line.startswith("  FAIL action (a signal: not counted in passed): 1 of 5 ")
+               for line in check_lines(trial))
