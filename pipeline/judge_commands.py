@@ -85,6 +85,8 @@ def judge_run_command(
         _fail(f"the judge {model} failed ({exc.kind}): {exc}")
     console.print(f"judgment {outcome.judgment_id}: {len(outcome.rows)} judgment(s) written "
                   f"({outcome.skipped_incomplete} incomplete trial(s) not judged"
+                  + (f"; {outcome.skipped_nothing_to_judge} with nothing the rubric requires"
+                     if outcome.skipped_nothing_to_judge else "")
                   + (f"; no rubric for {', '.join(outcome.skipped_no_rubric)}"
                      if outcome.skipped_no_rubric else "") + ")", markup=False)
     _print_signals(root, run_id, model)

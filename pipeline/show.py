@@ -62,7 +62,8 @@ def dialog_lines(trial: StoredTrial) -> Iterator[str]:
 def check_lines(trial: StoredTrial) -> Iterator[str]:
     for check in trial.checks:
         mark = "ok  " if check["passed"] else "FAIL"
-        yield f"  {mark} {check['check_id']}: {check['detail']}"
+        signal = " (a signal: not counted in passed)" if check.get("counted") is False else ""
+        yield f"  {mark} {check['check_id']}{signal}: {check['detail']}"
 
 
 def render(trial: StoredTrial) -> str:

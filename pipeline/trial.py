@@ -264,6 +264,8 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         user_input_tokens=user_usage.input_tokens if simulated else None,
         user_output_tokens=user_usage.output_tokens if simulated else None,
         user_cost_usd=user_usage.cost_usd if simulated else None,
+        reward_basis=list(spec.scenario.reward_basis) or None,
+        nl_assertions=len(spec.scenario.nl_assertions) or None,
     )
     key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
     condition, diagnostics = _method_rows(spec, key, scoring)

@@ -117,6 +117,8 @@ class TrialRow(TrialScoreColumns, TrialKey):
     user_input_tokens: int | None = None
     user_output_tokens: int | None = None
     user_cost_usd: float | None = None
+    reward_basis: list[str] | None = None
+    nl_assertions: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +133,7 @@ class CheckRow(TrialKey):
     step: int | None
     detail: str
     check_version: int | None
+    counted: bool | None = True
 
 
 @dataclass(frozen=True, kw_only=True)

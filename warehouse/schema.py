@@ -13,11 +13,12 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
-judgments tables. Files of older versions are read on: their
+judgments tables. v6: checks.counted, trials.reward_basis and
+nl_assertions. Files of older versions are read on: their
 missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
@@ -193,6 +194,11 @@ TRIALS = Table(
            "unknown.", nullable=True),
         _c("user_cost_usd", pa.float64(), "The simulator's reported cost (not in cost_usd); "
            "null when not reported.", nullable=True),
+        _c("reward_basis", pa.list_(pa.string()), "An imported benchmark's reward components "
+           "(the scenario's reward_basis: database, communicate, action, nl_assertion); null "
+           "when it has none.", nullable=True),
+        _c("nl_assertions", pa.int32(), "How many natural-language assertions the scenario has "
+           "(for the judge); null when it has none.", nullable=True),
         _c("latency_ms", pa.float64(), "Wall time of the trial."),
         _c("started_at", _TS, "Trial start."),
         _c("finished_at", _TS, "Trial end."),
@@ -256,6 +262,9 @@ CHECKS = Table(
         _c("detail", pa.string(), "What was seen."),
         _c("check_version", pa.int32(), "Version of the check kind's logic that produced the "
            "row (pipeline.scoring.CHECK_VERSIONS).", nullable=True),
+        _c("counted", pa.bool_(), "Whether the check counts toward trials.passed and the scores; "
+           "false: a recorded signal only (tau2's action check outside the scenario's "
+           "reward_basis). Null in files before v6: every check counted.", nullable=True),
     ),
 )
 

@@ -167,6 +167,16 @@ class TrajectoryRule(Strict):
     )
 
 
+class ExpectedAction(Strict):
+    """A tool call the agent must make at some point (tau2's ACTION): some call of the tool
+    whose arguments equal ``arguments`` on ``compare_args``."""
+
+    name: str = Field(min_length=1, description="Tool name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Expected arguments.")
+    compare_args: list[str] | None = Field(default=None, description=(
+        "The arguments compared; null: every argument the agent's call has (tau2's rule)."))
+
+
 class Expectations(Strict):
     forbidden_tools: list[ForbiddenTool] = Field(default_factory=list)
     argument_constraints: list[ArgumentConstraint] = Field(default_factory=list)
@@ -177,6 +187,10 @@ class Expectations(Strict):
     communicate: list[str] = Field(default_factory=list, description=(
         "Facts each of which some reply of the agent must contain (lower-cased, with the "
         "reply's commas removed: a plain substring test, tau2's COMMUNICATE)."))
+    actions: list[ExpectedAction] = Field(default_factory=list, description=(
+        "Tool calls the agent must have made, refused ones included (tau2's ACTION, check "
+        "`action`). It counts toward passed only when `action` is in the scenario's "
+        "reward_basis; otherwise it is recorded and never changes passed."))
 
 
 class RevisionHint(Strict):

@@ -150,7 +150,10 @@ def scenario_of(task: Mapping[str, Any], domain: str, stray_user: str) -> dict[s
         "tags": ["tau2", "retail"],
         "turns": [{"user": OPENING.format(instructions=instructions), "golden": golden}],
         "database": {"expected": {"golden": True}, "diagnostics": [], "snapshots": "changed"},
-        "expectations": {"communicate": communicate if "communicate" in basis else []},
+        "expectations": {"communicate": communicate if "communicate" in basis else [],
+                         "actions": [{"name": a["name"], "arguments": a["arguments"],
+                                      "compare_args": a.get("compare_args")}
+                                     for a in actions]},
         "step_limit": len(golden) + 1,
         "user": {"instructions": instructions},
         "mutation": {"stray_write": {"turn": 1, "call": {

@@ -9,8 +9,11 @@ agent or the user wrote cannot close the block early.
 Fields (``EvidenceField``): ``request`` the user's messages; ``expected_outcome`` the decision
 the case expects (null when the scenario states none); ``before`` / ``after`` the database
 snapshots of a database domain (every table, every row); ``tool_calls`` the calls the agent
-made with their results; ``answer`` the agent's final reply. The seed's judge saw request,
-expected_outcome, after and answer (the default), never the history of calls.
+made with their results; ``answer`` the agent's final reply; ``nl_assertions`` the scenario's
+natural-language assertions (an imported benchmark's, e.g. tau2's); ``transcript`` the whole
+dialog in order (user and assistant messages, each tool call and its result or error). The
+seed's judge saw request, expected_outcome, after and answer (the default), never the history
+of calls.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pipeline.rescore import StoredTrial
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, UserMessage
 
 EvidenceField = Literal["request", "expected_outcome", "before", "after", "tool_calls",
-                        "answer"]
+                        "answer", "nl_assertions", "transcript"]
 EVIDENCE_FIELDS: tuple[EvidenceField, ...] = get_args(EvidenceField)
 DEFAULT_FIELDS: tuple[EvidenceField, ...] = ("request", "expected_outcome", "after", "answer")
 DATA_NOTICE = (
@@ -62,6 +65,8 @@ def gather(trial: StoredTrial, scenario: Scenario | None,
         "after": lambda: _tables(trial, "after"),
         "tool_calls": lambda: _calls(trial),
         "answer": lambda: _answer(trial),
+        "nl_assertions": lambda: list(scenario.nl_assertions) if scenario is not None else [],
+        "transcript": lambda: _transcript(trial),
     }
     return Evidence(tuple(fields), {name: makers[name]() for name in fields})
 
@@ -97,6 +102,24 @@ def _calls(trial: StoredTrial) -> list[dict[str, Any]]:
             result = results.get(event.tool_call_id)
             out.append({"tool": event.tool_name, "arguments": event.arguments,
                         "result": result.result if result is not None else None,
+                        "error": event.tool_error})
+    return out
+
+
+def _transcript(trial: StoredTrial) -> list[dict[str, Any]]:
+    """The dialog in event order: user and assistant messages (empty ones left out), each tool
+    call as the assistant's, each tool answer as the tool's (memory updates left out)."""
+    out: list[dict[str, Any]] = []
+    for event in trial.events:
+        if isinstance(event, UserMessage):
+            out.append({"role": "user", "content": event.content})
+        elif isinstance(event, AssistantMessage) and (event.content or "").strip():
+            out.append({"role": "assistant", "content": event.content})
+        elif isinstance(event, ToolCall):
+            out.append({"role": "assistant", "tool_call": {"name": event.tool_name,
+                                                           "arguments": event.arguments}})
+        elif isinstance(event, ToolResult):
+            out.append({"role": "tool", "name": event.tool_name, "result": event.result,
                         "error": event.tool_error})
     return out
 

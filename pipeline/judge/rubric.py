@@ -10,9 +10,12 @@ A rubric file is a small header between ``---`` lines, then the rubric text the 
     Judge only the explanation, not tool policy. ...
 
 ``id`` and ``version`` are required (bump the version when the meaning changes); ``evidence``
-is what the judge sees by default (``pipeline.judge.evidence.EvidenceField``). The sha256 of the
-file's bytes is recorded with every judgment, so a rubric edited without a new version still
-shows as another rubric. Bad input is ``CatalogError`` (``file:line: field: message``).
+is what the judge sees by default (``pipeline.judge.evidence.EvidenceField``); ``requires``
+lists evidence fields a trial must have non-empty to be judged at all (a trial whose scenario
+has no NL assertions is not sent to an NL-assertions rubric: it is skipped and counted). The
+sha256 of the file's bytes is recorded with every judgment, so a rubric edited without a new
+version still shows as another rubric. Bad input is ``CatalogError`` (``file:line: field:
+message``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class RubricHeader(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     version: int = Field(ge=1, description="Bump when the rubric's meaning changes.")
     evidence: tuple[EvidenceField, ...] = Field(default=DEFAULT_FIELDS, min_length=1)
+    requires: tuple[EvidenceField, ...] = Field(default=(), description=(
+        "Evidence fields a trial must have non-empty to be judged (others are skipped)."))
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,8 @@ class Rubric:
     evidence: tuple[EvidenceField, ...]
     """What the judge sees unless the command says otherwise."""
     path: Path
+    requires: tuple[EvidenceField, ...] = ()
+    """Evidence fields a trial must have non-empty to be judged by this rubric."""
 
 
 def load_rubric(path: Path) -> Rubric:
@@ -70,7 +77,7 @@ def load_rubric(path: Path) -> Rubric:
     if not text:
         raise CatalogError(str(path), end + 2, "text", "the rubric has no text")
     return Rubric(header.id, header.version, hashlib.sha256(data).hexdigest(), text,
-                  header.evidence, path)
+                  header.evidence, path, header.requires)
 
 
 def _header(path: Path, lines: list[str]) -> RubricHeader:

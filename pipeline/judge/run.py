@@ -6,7 +6,8 @@ it), so judging needs no agent call. Judgments run on ``concurrency`` threads (a
 judge calls in flight, the trials' per-model limit), each call under the model-call guard
 (injected faults of a reference judge, as for trials) and retried like a model call
 (``pipeline.judge.client``). Incomplete trials have nothing to judge; trials of a domain with
-no rubric are skipped (both counted).
+no rubric, and trials missing evidence the rubric ``requires`` (a scenario without NL
+assertions), are skipped (all counted).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class JudgeOutcome:
     skipped_incomplete: int
     skipped_no_rubric: list[str]
     """Domains whose trials had no rubric."""
+    skipped_nothing_to_judge: int = 0
+    """Trials missing evidence the rubric requires (e.g. no NL assertions)."""
 
 
 @dataclass(frozen=True)
@@ -88,19 +91,25 @@ def judge_run(root: Path, run_id: str, options: JudgeOptions,
     rubrics = _Rubrics(options.rubric)
     index = ScenarioIndex()
     tasks: list[_Task] = []
+    empty = 0
     for trial in done:
         rubric = rubrics.of(str(trial.row["domain"]))
         if rubric is None:
             continue
         fields = options.fields or rubric.evidence
         found = index.find(trial.row)
-        evidence = gather(trial, found[0] if found else None, fields)
+        scenario = found[0] if found else None
+        if any(not value for value in gather(trial, scenario, rubric.requires).values.values()):
+            empty += 1
+            continue
+        evidence = gather(trial, scenario, fields)
         request = messages(rubric.text, evidence)
         tasks += [_Task(trial, rubric, fields, request, evidence.sha256, r)
                   for r in range(options.repeats)]
     if not tasks:
         raise ValueError(f"run {run_id!r}: no complete trial of a domain with a rubric "
-                         f"({DEFAULT_RUBRIC})")
+                         f"({DEFAULT_RUBRIC})" + (f"; {empty} without the evidence the rubric "
+                                                  "requires" if empty else ""))
     say(f"judging {len(tasks) // options.repeats} trial(s) x {options.repeats} repeat(s) "
         f"with {options.judge.name}")
     judgment_id, judged_at = uuid.uuid4().hex, datetime.now(UTC)
@@ -112,7 +121,8 @@ def judge_run(root: Path, run_id: str, options: JudgeOptions,
     rows = [_row(task, call, options, judgment_id, judged_at)
             for task, call in zip(tasks, calls, strict=True)]
     write_judgments(root, run_id, rows)
-    return JudgeOutcome(judgment_id, rows, len(trials) - len(done), sorted(rubrics.missing))
+    return JudgeOutcome(judgment_id, rows, len(trials) - len(done), sorted(rubrics.missing),
+                        empty)
 
 
 class _Progress:

@@ -12,6 +12,13 @@ domain is named here. ``reference/judge-seed`` reproduces seed 004's judge, mist
    column in another row) must be that row's value. It never weighs the expected outcome against the
    table, so an honest report of an unwanted change passes (the seed's approval).
 
+``reference/judge-nl`` grades a list of assertions (``nl_assertions``) against a dialog
+(``transcript``) by a literal rule: an assertion holds when each of its figures (a word with a
+digit, "$" and "," removed: "$8,276.23" -> "8276.23") is in some assistant message (its "$" and
+"," removed too, case ignored); an assertion with no figure holds when the transcript has a
+tool call whose answer is no error. It passes iff every assertion holds; the reason names the
+first that does not.
+
 ``reference/judge-broken`` answers every judge call with prose, not the JSON asked for (a
 judge failure). Either, asked a planner call, is a broken script (a harness error).
 """
@@ -109,11 +116,44 @@ def seed_judge(evidence: Mapping[str, Any]) -> str:
     return _reply(True, "The message answers the request and agrees with the final table")
 
 
+_FIGURE = re.compile(r"[\w#$.,]*\d[\w#$.,]*")
+
+
+def _plain(text: str) -> str:
+    return text.replace("$", "").replace(",", "").lower()
+
+
+def _figures(assertion: str) -> list[str]:
+    return [_plain(f.rstrip(".,")) for f in _FIGURE.findall(assertion)]
+
+
+def _holds(assertion: str, said: Sequence[str], acted: bool) -> bool:
+    figures = _figures(assertion)
+    if not figures:
+        return acted
+    return all(any(f in text for text in said) for f in figures)
+
+
+def nl_judge(evidence: Mapping[str, Any]) -> str:
+    assertions = [str(a) for a in evidence.get("nl_assertions") or []]
+    entries = [e for e in evidence.get("transcript") or [] if isinstance(e, Mapping)]
+    if not assertions:
+        return _reply(False, "There are no assertions to grade")
+    said = [_plain(str(e.get("content") or "")) for e in entries
+            if e.get("role") == "assistant" and e.get("content")]
+    acted = any(e.get("role") == "tool" and not e.get("error") for e in entries)
+    for assertion in assertions:
+        if not _holds(assertion, said, acted):
+            return _reply(False, f"Not shown by the transcript: '{assertion}'")
+    return _reply(True, f"Every assertion holds ({len(assertions)})")
+
+
 def broken_judge(evidence: Mapping[str, Any]) -> str:
     return "I have read the evidence and the agent did well."
 
 
-JUDGES: dict[str, JudgeRule] = {"judge-seed": seed_judge, "judge-broken": broken_judge}
+JUDGES: dict[str, JudgeRule] = {"judge-seed": seed_judge, "judge-broken": broken_judge,
+                                "judge-nl": nl_judge}
 
 
 def evidence_of(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -41,7 +41,8 @@ class TrialScoring:
     checks: tuple[CheckResult, ...]
     scores: TrialScores
     passed: bool
-    """Every check held and no agent error ended the dialog."""
+    """Every counted check held and no agent error ended the dialog (a check with
+    ``counted = False`` is recorded in ``checks`` and changes nothing here)."""
     condition: ConditionOutcome | None = None
     """A condition task's outcome (seed 002): what was done and said."""
     diagnostics: dict[DiagnosticName, bool | None] | None = None
@@ -55,8 +56,9 @@ def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
     domain = domain or load_domain(scenario.domain)
     journal = Journal.of(trace.events)
     checks = run_checks(journal, scenario, memory_mode, trace.ended_by, domain, trace.snapshots)
-    scores = summarize_trial(journal, scenario, domain, checks, memory_mode)
-    passed = trace.ended_by is None and all(c.passed for c in checks)
+    counted = [c for c in checks if c.counted]
+    scores = summarize_trial(journal, scenario, domain, counted, memory_mode)
+    passed = trace.ended_by is None and all(c.passed for c in counted)
     rules = scenario.condition
     outcome = (condition_outcome(journal, rules, domain.claim_patterns)
                if rules is not None else None)

@@ -22,6 +22,7 @@ from pipeline.scoring.actions import (
 from pipeline.scoring.cases import case_checks, reply_text
 from pipeline.scoring.communicate import communicate_check
 from pipeline.scoring.database import database_checks
+from pipeline.scoring.expected_actions import action_check
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
@@ -103,6 +104,9 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
         results += case_checks(journal, scenario.case)
     if rules.communicate and played.reached(None):
         results.append(communicate_check(rules.communicate, journal))
+    if rules.actions and played.reached(None):
+        results.append(action_check(rules.actions, journal.attempted,
+                                    "action" in scenario.reward_basis))
     if scenario.database is not None:
         results += database_checks(journal, scenario.database, snapshots or {}, domain)
     return results

@@ -15,6 +15,7 @@ CheckKind = Literal[
     "response_phrase", "reply_language", "agent_outcome",
     "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
     "database_state", "database_effects", "diagnostic", "communicate",
+    "action",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -36,7 +37,7 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
-    "communicate": 1,
+    "communicate": 1, "action": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -49,6 +50,7 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "decision_mismatch": "case_decision", "missing_required": "case_required_term",
     "contains_forbidden": "case_forbidden_term", "schema": "case_schema",
     "database": "database_state", "diagnostic": "diagnostic", "communicate": "communicate",
+    "action": "action",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 
@@ -62,6 +64,9 @@ class CheckResult:
     step: int | None
     detail: str
     score: ScoreName | None = None
+    counted: bool = True
+    """Whether the check counts toward ``passed``, the five scores and the first violation;
+    False: a recorded signal only (tau2's ACTION when ``action`` is not in the reward basis)."""
 
     @property
     def version(self) -> int:

@@ -171,6 +171,7 @@
       var first = c.check_id === row.first_violation_check;
       var li = add(ul, el("li", "check " + (c.passed ? "passed" : "failed") + (first && !c.passed ? " first" : "")));
       li.textContent = (c.passed ? "ok " : "FAIL ") + c.check_id +
+        (c.counted === false ? " (a signal: not counted in passed)" : "") +
         (c.turn === undefined ? "" : " @ turn " + c.turn + (c.step === undefined ? "" : " step " + c.step)) +
         ": " + c.detail + (first && !c.passed ? "  ⚑ first violation" : "");
     });
