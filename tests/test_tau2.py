@@ -373,3 +373,45 @@ def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
         True, "Error: Insufficient gift card balance to pay for the price difference")
     first = next(m for m in simulations["0"]["messages"] if m["role"] == "tool")
     assert first["content"] == "yusuf_rossi_9620"  # a string answer stays a plain string
+
+
+def test_the_tau2_export_keeps_calls_that_never_ran_from_running_in_tau2s_replay() -> None:
+    """tau2's evaluator re-executes every write of a trajectory whatever its recorded answer:
+    a call the memory gate blocked, or whose arguments are not a JSON object, never reached
+    our tools, so its exported arguments must make tau2's replay raise (a no-op there too)."""
+    from pipeline.exporters.tau2 import NOT_EXECUTED, UNPARSED, messages
+    from pipeline.trace import BLOCKED, AssistantMessage, ToolResult, UserMessage
+
+    address = {"order_id": "#W1", "address1": "1 Main St", "address2": "", "city": "Austin",
+               "state": "TX", "country": "USA", "zip": "78701"}
+    calls = [  # (id, arguments as the model sent them, blocked, refusal)
+        ("c0", json.dumps(address), True, f"{BLOCKED}permissions.x is False"),
+        ("c1", '{"order_id": "#W1", "reason": ', False, "arguments are not valid JSON: x"),
+        ("c2", '["#W1"]', False, "arguments must be a JSON object"),
+        (None, json.dumps({"order_id": "#W1", "reason": "no longer needed"}), False, None)]
+    events: list[dict[str, Any]] = [UserMessage(turn=1, content="hi").row(),
+                                    AssistantMessage(turn=1, content=None).row()]
+    for call_id, arguments, blocked, error in calls:
+        events.append(ToolCall(turn=1, tool_name="cancel_pending_order", tool_call_id=call_id,
+                               arguments=arguments, blocked=blocked, tool_error=error).row())
+        events.append(ToolResult(turn=1, tool_name="cancel_pending_order",
+                                 tool_call_id=call_id, result='{"status": "cancelled"}',
+                                 tool_error=error, blocked=blocked).row())
+    old = dict(events[2], blocked=None)  # a schema v1/v2 row: blocked is read from the error
+    out = messages(events)
+    assert [m["role"] for m in out] == ["user", "assistant", *["tool"] * 4]
+    assert out[1]["tool_calls"] == [
+        {"id": "c0", "name": "cancel_pending_order", "arguments": {NOT_EXECUTED: address},
+         "requestor": "assistant"},
+        {"id": "c1", "name": "cancel_pending_order",
+         "arguments": {UNPARSED: '{"order_id": "#W1", "reason": '}, "requestor": "assistant"},
+        {"id": "c2", "name": "cancel_pending_order", "arguments": {UNPARSED: '["#W1"]'},
+         "requestor": "assistant"},
+        {"id": "", "name": "cancel_pending_order",  # tau2's ToolCall.id is a string
+         "arguments": {"order_id": "#W1", "reason": "no longer needed"},
+         "requestor": "assistant"}]
+    assert [(m["id"], m["error"]) for m in out[2:]] == [
+        ("c0", True), ("c1", True), ("c2", True), ("", False)]
+    assert out[2]["content"] == f"Error: {BLOCKED}permissions.x is False"
+    assert messages([*events[:2], old])[1]["tool_calls"][0]["arguments"] == {
+        NOT_EXECUTED: address}

@@ -7,8 +7,16 @@ set, from our status and error kind), ``agent_cost`` / ``user_cost`` (null when 
 ``messages``: user messages (a simulated user's stop message included, as tau2 records it),
 assistant messages with their ``tool_calls`` (arguments parsed), and one ``tool`` message per
 call (``content`` the tool's answer as text, ``"Error: <message>"`` for a refusal, ``error``).
-Our stored tool answers are canonical JSON (sorted keys), so tau2's strict replay, which
-compares a write's answer text byte for byte, needs ``strict_replay=False``.
+tau2's strict replay compares each replayed write's answer with the recorded one as parsed
+JSON (our sorted keys do not matter), but our refusals that tau2 has no counterpart for answer
+differently, so score with ``strict_replay=False``.
+
+tau2's evaluator re-executes every write of the trajectory, whatever its recorded answer, so a
+call that never reached our tools must not look like one it can execute: a call the memory
+gate blocked keeps its arguments under ``NOT_EXECUTED`` and a call whose arguments are not a
+JSON object (our sandbox refused it; tau2's own agent cannot even record it) keeps the raw
+text under ``UNPARSED``. Both make tau2's replay raise (an unexpected keyword argument), a
+no-op, as the call was in our run. A missing call id is exported as ``""``.
 """
 
 from __future__ import annotations
@@ -18,9 +26,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.trace import BLOCKED
 from warehouse.query import run_named
 
 ERROR_PREFIX = "Error: "
+NOT_EXECUTED = "agentsweep_blocked_arguments"
+UNPARSED = "agentsweep_unparsed_arguments"
 
 
 def termination_reason(trial: Mapping[str, Any]) -> str:
@@ -46,11 +57,22 @@ def _content(result: str | None, error: str | None) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _arguments(text: str | None) -> Any:
+def _arguments(text: str | None, blocked: bool) -> dict[str, Any]:
     try:
-        return json.loads(text or "{}")
+        value = json.loads(text or "{}")
     except json.JSONDecodeError:
-        return text
+        return {UNPARSED: text}
+    if not isinstance(value, dict):
+        return {UNPARSED: text}
+    return {NOT_EXECUTED: value} if blocked else value
+
+
+def _blocked(event: Mapping[str, Any]) -> bool:
+    """The memory gate refused the call (rows of schema v1/v2 say so in their error text)."""
+    blocked = event.get("blocked")
+    if blocked is None:
+        return str(event.get("tool_error") or "").startswith(BLOCKED)
+    return bool(blocked)
 
 
 def messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -67,10 +89,11 @@ def messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             out.append(last)
         elif kind == "tool_call" and last is not None:
             last["tool_calls"] = [*(last["tool_calls"] or []), {
-                "id": event["tool_call_id"], "name": event["tool_name"],
-                "arguments": _arguments(event["arguments"]), "requestor": "assistant"}]
+                "id": event["tool_call_id"] or "", "name": event["tool_name"],
+                "arguments": _arguments(event["arguments"], _blocked(event)),
+                "requestor": "assistant"}]
         elif kind == "tool_result":
-            out.append({"role": "tool", "id": event["tool_call_id"], "requestor": "assistant",
+            out.append({"role": "tool", "id": event["tool_call_id"] or "", "requestor": "assistant",
                         "content": _content(event["result"], event["tool_error"]),
                         "error": event["tool_error"] is not None, "turn_idx": len(out)})
     return out
