@@ -600,7 +600,8 @@ def rescore(
         _fail(f"--run-id: run {run_id!r} has no scorable trial")
     console.print(f"rescored {outcome.rescored} trial(s) of {run_id} as {new_run_id} "
                   f"({outcome.skipped} incomplete or without their scenario skipped; "
-                  f"{outcome.scenarios_changed} scored against a changed scenario)")
+                  f"{outcome.scenarios_changed} scored against a changed scenario; "
+                  f"{outcome.judgments_copied} judgment(s) carried over)")
 
 
 @app.command()

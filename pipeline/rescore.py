@@ -168,15 +168,25 @@ class RescoreOutcome:
     rescored: int
     skipped: int
     scenarios_changed: int
+    judgments_copied: int = 0
 
 
 def rescore_run(root: Path, run_id: str, new_run_id: str,
                 suites: Sequence[Suite] | None = None) -> RescoreOutcome:
     """Write every scorable final trial of ``run_id`` again under ``new_run_id``: the trial
-    row with today's scores, its events unchanged, today's check rows, and a runs row."""
+    row with today's scores, its events unchanged, today's check rows, and a runs row. The
+    judge's verdicts go along for the trials scored against the same scenario (the judge read
+    the same dialog and the same expectations); a trial whose scenario changed gets none, so
+    a stale verdict never stands beside a new check."""
+    from pipeline.judge.store import stored_judgments
+
     index = ScenarioIndex(suites)
     trials = stored_trials(root, run_id)
     done = [r for r in (rescore(t, index) for t in trials) if r is not None]
+    same = {(r.trial.row["trial_id"], r.trial.row["attempt_id"]) for r in done
+            if not r.scenario_changed}
+    judgments = [{**j, "run_id": new_run_id} for j in stored_judgments(root, run_id)
+                 if (j["trial_id"], j["attempt_id"]) in same]
     writer = WarehouseWriter(root, new_run_id)
     writer.write_batch({
         "events": [{**e.row(), "run_id": new_run_id, "trial_id": r.trial.row["trial_id"],
@@ -188,10 +198,11 @@ def rescore_run(root: Path, run_id: str, new_run_id: str,
         "diagnostics": [row for r in done
                         for row in r.database_rows(new_run_id)["diagnostics"]],
         "trials": [r.trial_row(new_run_id) for r in done],
+        "judgments": judgments,
     })
     _record(writer, run_id, new_run_id, done)
     return RescoreOutcome(len(done), len(trials) - len(done),
-                          sum(r.scenario_changed for r in done))
+                          sum(r.scenario_changed for r in done), len(judgments))
 
 
 def _record(writer: WarehouseWriter, run_id: str, new_run_id: str,

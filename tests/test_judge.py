@@ -281,3 +281,35 @@ def test_at_most_concurrency_judge_calls_are_in_flight(
     judge_run(run, "orders", JudgeOptions(_judge("reference/judge-seed"), repeats=2,
                                           concurrency=2))
     assert state["most"] == 2
+
+
+def test_rescoring_carries_the_judgments_of_unchanged_scenarios_only(
+        judged: Path, tmp_path: Path) -> None:
+    import shutil
+    from dataclasses import replace
+
+    from pipeline.rescore import rescore_run
+
+    root = tmp_path / "warehouse"
+    shutil.copytree(judged, root)
+    before = run_sql(root, "select count(*) from judgments where run_id = 'orders'").rows[0][0]
+    outcome = rescore_run(root, "orders", "orders-again")
+    assert before > 0 and outcome.judgments_copied == before
+    mine = "select trial_id, judge_model, repeat, verdict, reason from judgments " \
+           "where run_id = $r order by all"
+    assert run_sql(root, mine, {"r": "orders-again"}).rows == run_sql(
+        root, mine, {"r": "orders"}).rows
+    signals = run_sql(root, "select count(*) from trial_signals where run_id = 'orders-again' "
+                            "and judge_verdict is not null").rows[0][0]
+    assert signals == len(run_sql(root, "select 1 from trials where run_id = 'orders'").rows)
+
+    # a changed scenario: its trials come back without the judge's (stale) verdicts
+    suite = load_suite(ORDERS)
+    edited = tuple(loaded if loaded.scenario.id != "ambiguous" else
+                   replace(loaded, sha256="0" * 64) for loaded in suite.scenarios)
+    outcome = rescore_run(root, "orders", "orders-edited", [replace(suite, scenarios=edited)])
+    assert outcome.scenarios_changed == 2  # ambiguous, for both agents
+    left = run_sql(root, "select distinct t.scenario_id from judgments j join trials t "
+                         "using (run_id, trial_id, attempt_id) where run_id = 'orders-edited'"
+                   ).rows
+    assert ("ambiguous",) not in left and len(left) == 6
