@@ -123,3 +123,41 @@ def test_action_on_the_whole_suite_golden_everywhere_mutants_wherever_a_write_ch
         assert failed == (set() if model == "reference/golden" else writes), model
         assert sum(_action(r) is None for r in mine) == 2  # tasks 24 and 57: no gold actions
     assert len(writes) == 104
+
+
+def test_a_benchmarks_scenario_is_passed_by_its_reward_basis_our_other_checks_are_signals(
+        ) -> None:
+    from pipeline.llm import ModelReply
+
+    class Answers:
+        """An agent that does nothing and answers in no language (punctuation only)."""
+
+        def complete(self, *args: object, **kwargs: object) -> ModelReply:
+            return ModelReply("...", (), "stop", 5, 5, None, None, 1.0)
+
+    class User:
+        """A simulated user who asks once, then stops."""
+
+        said = 0
+
+        def complete(self, *args: object, **kwargs: object) -> ModelReply:
+            self.said += 1
+            text = "I want a refund for my order." if self.said == 1 else "###STOP###"
+            return ModelReply(text, (), "stop", 5, 5, None, None, 1.0)
+
+    spec = next(iter(expand([_subset({"12"})], [ModelConfig("reference/golden")], ["default"],
+                            ["chat"], repeats=1, user_model=ModelConfig("reference/golden"))))
+    result = run_trial(spec, RunContext("tau2-basis", "test"), client=Answers(),
+                       user_client=User())
+    checks = {c.check_id: c for c in result.checks}
+    language = checks["reply_language@1"]
+    assert not language.passed and not language.counted  # run and recorded, not counted
+    assert checks["database:tables"].passed and checks["database:tables"].counted
+    assert result.trial.passed is True  # task 12 changes nothing: tau2's DB reward is 1
+    assert result.trial.first_violation_check is None
+
+    plain = load_suite(REPO / "catalogs" / "orders" / "suites" / "orders.jsonl")
+    ours = next(iter(expand([plain], [ModelConfig("reference/golden")], ["default"], ["chat"],
+                            repeats=1)))
+    mine = run_trial(ours, RunContext("basis-none", "test"), client=Answers())
+    assert all(c.counted for c in mine.checks) and mine.trial.passed is False

@@ -7,11 +7,12 @@ ended, and checks about turns (or the end) the dialog never reached do not apply
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.catalog import Domain, Scenario
+from pipeline.catalog.models import RewardComponent
 from pipeline.scoring.actions import (
     argument_check,
     final_check,
@@ -30,7 +31,7 @@ from pipeline.scoring.replies import (
     phrase_checks,
     said_vs_done_check,
 )
-from pipeline.scoring.results import CheckResult, ScoreName
+from pipeline.scoring.results import CheckKind, CheckResult, ScoreName
 from pipeline.scoring.state import memory_failure_check, state_checks, summary_checks
 from pipeline.scoring.trajectory import trajectory_check
 
@@ -109,7 +110,32 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
                                     "action" in scenario.reward_basis))
     if scenario.database is not None:
         results += database_checks(journal, scenario.database, snapshots or {}, domain)
-    return results
+    return by_reward_basis(results, scenario.reward_basis)
+
+
+ALWAYS_COUNTED: frozenset[CheckKind] = frozenset({"agent_outcome", "state_value",
+                                                  "summary_term"})
+"""Checks that count whatever a benchmark's reward basis says: an agent error ended the dialog
+(tau2: reward 0 unless it ended normally), and our memory modes' own failures (a memory the
+benchmark does not know; chat mode has none)."""
+KINDS_OF_COMPONENT: Mapping[RewardComponent, frozenset[CheckKind]] = {
+    "database": frozenset({"database_state", "database_effects", "diagnostic"}),
+    "communicate": frozenset({"communicate"}),
+    "action": frozenset({"action"}),
+    "nl_assertion": frozenset(),  # the judge's: a signal of its own, never a check
+}
+
+
+def by_reward_basis(results: list[CheckResult],
+                    basis: Sequence[RewardComponent]) -> list[CheckResult]:
+    """An imported benchmark's scenario (a ``reward_basis``) is passed by its own components
+    only: our other checks (said vs done, the reply's language...) are still run and recorded,
+    as signals (``counted = False``), so ``passed`` is the benchmark's verdict."""
+    if not basis:
+        return results
+    counted = ALWAYS_COUNTED.union(*(KINDS_OF_COMPONENT[c] for c in basis))
+    return [r if r.check_kind in counted or not r.counted else replace(r, counted=False)
+            for r in results]
 
 
 def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
