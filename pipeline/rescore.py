@@ -101,6 +101,9 @@ class Rescored:
 
     def trial_row(self, run_id: str) -> dict[str, Any]:
         row = {**self.trial.row, **self.scores.row(), "passed": self.passed, "run_id": run_id}
+        if self.scenario is not None:  # what it was scored by (older rows lack the columns)
+            row["reward_basis"] = list(self.scenario.reward_basis) or None
+            row["nl_assertions"] = len(self.scenario.nl_assertions) or None
         return TrialRow(**row).as_dict()
 
 

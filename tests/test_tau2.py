@@ -342,6 +342,21 @@ def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
     assert [r[:2] for r in stored] == [("after", 12), ("before", 12), ("expected", 12)]
     assert all(r[2] < 10_000 for r in stored)  # the changed rows only, not 2.8 MB a phase
 
+    # a run written before trials had reward_basis: rescoring fills it from the scenario, so
+    # tau2's combined reward is there for the rescored run
+    from dataclasses import replace
+
+    older = tmp_path / "older"
+    WarehouseWriter(older, "tau2-drop").write_batch(tables_of(
+        [replace(r, trial=replace(r.trial, reward_basis=None, nl_assertions=None))
+         for r in results]))
+    rescore_run(older, "tau2-drop", "tau2-again", [suite])
+    reward = ("select model, scenario_id, tau2_reward from tau2_rewards where run_id = $r "
+              "order by all")
+    assert run_sql(older, reward, {"r": "tau2-drop"}).rows == []
+    assert run_sql(older, reward, {"r": "tau2-again"}).rows == run_sql(
+        root, reward, {"r": "tau2-again"}).rows != []
+
 
 def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
         tmp_path: Path) -> None:
