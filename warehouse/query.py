@@ -98,7 +98,7 @@ def trusted_connection(root: Path, params: dict[str, Any] | None = None,
     an unreadable file is a WarehouseError naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = _shared(root, None if all_runs else scoped or None).cursor()
+        con = _cursor(root, None if all_runs else scoped or None)
         try:
             yield con
         finally:
@@ -130,23 +130,23 @@ def _files_of(root: Path, runs: Sequence[str] | None) -> tuple[object, ...]:
     return tuple(found)
 
 
-def _shared(root: Path, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
-    """A trusted connection's database, built once per set of files and shared: its views
-    read the files at each query, and a block gets a cursor of its own (threads never share
-    one). A warehouse whose files changed gets a new database, so a block sees exactly what a
-    fresh ``connect`` would (building one costs about 0.1 s: the views bind)."""
+def _cursor(root: Path, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
+    """A cursor of the trusted database of these files, built once per set of files and
+    shared: its views read the files at each query, and each block gets a cursor of its own
+    (threads never share one). A warehouse whose files changed gets a new database, so a block
+    sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
     key = _files_of(root, runs)
     with _shared_lock:
         con = _shared_connections.get(key)
         if con is not None:
             _shared_connections.move_to_end(key)
-            return con
+            return con.cursor()
     con = connect(root, runs=runs)
     with _shared_lock:
         _shared_connections[key] = con
-        while len(_shared_connections) > _SHARED_SIZE:  # cursors still open keep theirs alive
+        while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
             _shared_connections.popitem(last=False)
-    return con
+        return con.cursor()
 
 
 def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
