@@ -53,7 +53,7 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
         folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
         patterns = [_quote(str(directory / f / "*.parquet")) for f in folders
                     if any(directory.glob(f"{f}/*.parquet"))]
-        # A table, not a registered scan: a cursor of this connection sees it (_shared).
+        # A table, not a registered scan: a cursor of this connection sees it (_cursor).
         con.register("_empty_arrow", table.arrow_schema().empty_table())
         con.execute(f"CREATE TABLE _{name}_empty AS SELECT * FROM _empty_arrow")
         con.unregister("_empty_arrow")
