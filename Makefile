@@ -69,7 +69,7 @@ run-local: setup-local
 test: setup-dev
 	$(BIN)/python -m pytest -q $(ARGS)
 
-# The developer loop: every test not marked slow (about 3.5 minutes on 2 CPUs).
+# The developer loop: every test not marked slow (about 2 minutes on 2 CPUs).
 test-fast: setup-dev
 	$(BIN)/python -m pytest -q -m "not slow" $(ARGS)
 

@@ -1,31 +1,21 @@
 """Per-trial databases of a database domain (seed 004): built once per process from the
-domain's ``db.sql``, copied per trial with SQLite's backup API (never shared), and read back as
-snapshots: every table's rows with its key columns, in a stable order, JSON-able."""
+domain's ``db.sql`` (``pipeline.catalog.database.seed_database``), copied per trial with
+SQLite's backup API (never shared), and read back as snapshots: every table's rows with its
+key columns, in a stable order, JSON-able."""
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 from pipeline.catalog import Domain
+from pipeline.catalog.database import seed_database
 from pipeline.catalog.database_models import RowChange
 
 Snapshot = dict[str, dict[str, Any]]
 """table -> {"key": [primary-key columns], "columns": [...], "rows": [{column: value}]}."""
-_lock = threading.Lock()
-
-
-@cache
-def _template(sql: str) -> sqlite3.Connection:
-    """The seeded database of one ``db.sql`` text, built once per process."""
-    template = sqlite3.connect(":memory:", check_same_thread=False)
-    template.executescript(sql)
-    template.commit()
-    return template
 
 
 def fresh_database(domain: Domain, setup: Sequence[RowChange] = ()) -> sqlite3.Connection:
@@ -34,8 +24,8 @@ def fresh_database(domain: Domain, setup: Sequence[RowChange] = ()) -> sqlite3.C
     if domain.database_sql is None:
         raise ValueError(f"domain {domain.name} has no database (tools.json sandbox)")
     copy = sqlite3.connect(":memory:", check_same_thread=False)
-    with _lock:
-        _template(domain.database_sql).backup(copy)
+    with seed_database(domain.database_sql) as seed:
+        seed.backup(copy)
     for change in setup:
         assignments = ", ".join(f'"{c}" = ?' for c in change.set)
         condition = " AND ".join(f'"{c}" = ?' for c in change.key)

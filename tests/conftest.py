@@ -8,12 +8,13 @@ model requests (``AGENTSWEEP_ALLOW_MODEL_REQUESTS=0``; ``pytest --live`` turns i
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,10 +28,22 @@ os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "0"
 
 from pipeline import hygiene  # noqa: E402
 
+if TYPE_CHECKING:
+    from pipeline.catalog import Suite
+
 hygiene.apply()
 
 REPO = Path(__file__).resolve().parent.parent
 MEETING_SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
+
+
+@functools.cache
+def loaded_suite(path: Path) -> Suite:
+    """``load_suite(path)`` once per session: a suite and its scenarios are frozen, so tests that
+    only read one share it (the tau2 retail suite takes a second or two to load and check)."""
+    from pipeline.catalog import load_suite
+
+    return load_suite(path)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -43,9 +43,25 @@ def _results(models: list[str], modes: tuple[str, ...] = MEMORY_MODES) -> list[T
     return [run_trial(spec, CTX) for spec in expand(suites, configs, ["default"], modes, 1)]
 
 
-def test_every_broken_output_ends_in_its_closed_outcome_everywhere() -> None:
+@pytest.fixture(scope="module")
+def everywhere() -> list[TrialResult]:
+    """Every broken model on every bundled scenario in every memory mode, run once for the
+    module (the trials are deterministic and no test changes a result)."""
+    return _results(sorted(BROKEN))
+
+
+def _chat(everywhere: list[TrialResult], model: str) -> list[TrialResult]:
+    """``model``'s chat trials of the shared run: what ``_results([model], ("chat",))`` gives."""
+    found = [r for r in everywhere
+             if r.trial.model == f"reference/{model}" and r.trial.memory_mode == "chat"]
+    assert len(found) == len(everywhere) // (len(BROKEN) * len(MEMORY_MODES)) > 0
+    return found
+
+
+def test_every_broken_output_ends_in_its_closed_outcome_everywhere(
+        everywhere: list[TrialResult]) -> None:
     assert set(EXPECTED) == set(BROKEN)
-    results = _results(sorted(BROKEN))
+    results = everywhere
     assert len(results) == len(BROKEN) * 17 * 3
     book = RetryBook(RetryPolicy(max_attempts=4))
     spec = next(expand(load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")],
@@ -70,9 +86,9 @@ def _tool_errors(result: TrialResult) -> list[str]:
     ("broken-bad-json", "arguments are not valid JSON"),
     ("broken-bad-schema", "arguments: "),  # best_match: a required property, or the extra one
 ])
-def test_a_refused_call_goes_back_to_the_model_and_is_not_an_action(model: str,
-                                                                   error: str) -> None:
-    for result in _results([model], ("chat",)):
+def test_a_refused_call_goes_back_to_the_model_and_is_not_an_action(
+        model: str, error: str, everywhere: list[TrialResult]) -> None:
+    for result in _chat(everywhere, model):
         (refused,) = _tool_errors(result)
         assert error in refused
         answer = next(e for e in result.events if isinstance(e, ToolResult))
@@ -80,8 +96,9 @@ def test_a_refused_call_goes_back_to_the_model_and_is_not_an_action(model: str,
         assert result.trial.passed is True  # golden went on; the refusal changed nothing
 
 
-def test_text_instead_of_a_call_is_a_reply_not_an_action() -> None:
-    for result in _results(["broken-json-text"], ("chat",)):
+def test_text_instead_of_a_call_is_a_reply_not_an_action(
+        everywhere: list[TrialResult]) -> None:
+    for result in _chat(everywhere, "broken-json-text"):
         turn_one = [e for e in result.events if e.turn == 1]
         assert not [e for e in turn_one if e.kind == "tool_call"]
         reply = next(e for e in turn_one if isinstance(e, AssistantMessage))
@@ -89,16 +106,18 @@ def test_text_instead_of_a_call_is_a_reply_not_an_action() -> None:
 
 
 @pytest.mark.parametrize("model", ["broken-empty", "broken-truncated", "broken-loop"])
-def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(model: str) -> None:
+def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(
+        model: str, everywhere: list[TrialResult]) -> None:
     kind = EXPECTED[model][1]
-    for result in _results([model], ("chat",)):
+    for result in _chat(everywhere, model):
         assert result.trial.first_violation_check == f"outcome:{kind}@1"
         assert result.trial.first_violation_turn == 1
         assert all(c.turn in (None, 1) for c in result.checks)
 
 
-def test_a_reply_in_another_language_fails_the_response_score() -> None:
-    for result in _results(["broken-wrong-language"], ("chat",)):
+def test_a_reply_in_another_language_fails_the_response_score(
+        everywhere: list[TrialResult]) -> None:
+    for result in _chat(everywhere, "broken-wrong-language"):
         assert result.trial.first_violation_check == "reply_language@1"
         assert result.trial.score_response == 0
 

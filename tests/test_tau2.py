@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, loaded_suite
 
-from pipeline.catalog import load_domain, load_suite
+from pipeline.catalog import load_domain
 from pipeline.database import changed_only, fresh_database, snapshot
 from pipeline.expected_state import golden_calls, replay_golden
 from pipeline.grid import ModelConfig, expand
@@ -84,7 +84,7 @@ def test_a_known_field_we_cannot_run_or_an_unknown_tool_fails_the_import() -> No
 @needs_source
 def test_the_suite_keeps_ids_instructions_gold_actions_and_criteria() -> None:
     tasks = {t["id"]: t for t in _tasks()}
-    scenarios = {s.scenario.id: s.scenario for s in load_suite(SUITE).scenarios}
+    scenarios = {s.scenario.id: s.scenario for s in loaded_suite(SUITE).scenarios}
     assert set(scenarios) == set(tasks)
     for task_id, scenario in scenarios.items():
         criteria = tasks[task_id]["evaluation_criteria"]
@@ -165,7 +165,7 @@ def test_cancelling_refunds_a_gift_card_at_once_rounded_to_cents() -> None:
 def test_modifying_items_gives_each_the_last_new_variants_price_and_options() -> None:
     """tau2's quirk (gold tasks 20, 21, 36, 37, 100 depend on it)."""
     sandbox = _sandbox()
-    scenario = next(s.scenario for s in load_suite(SUITE).scenarios if s.scenario.id == "20")
+    scenario = next(s.scenario for s in loaded_suite(SUITE).scenarios if s.scenario.id == "20")
     call = next(c for c in golden_calls(scenario) if c.call.name == "modify_pending_order_items")
     arguments = call.call.arguments
     assert len(arguments["new_item_ids"]) >= 2
@@ -206,7 +206,7 @@ def test_the_changed_rows_compare_exactly_as_the_whole_database() -> None:
 
 
 def _golden_results() -> Iterator[TrialResult]:
-    suite = load_suite(SUITE)
+    suite = loaded_suite(SUITE)
     ctx = RunContext("tau2-golden", "test")
     for spec in expand([suite], [ModelConfig("reference/golden")], ["default"], ["chat"],
                        repeats=1):
@@ -239,7 +239,7 @@ def test_a_failing_gold_write_is_missing_from_the_expected_state() -> None:
     exchange of a pending order fails, the modification of its items that follows does not."""
     domain = load_domain("tau2_retail", DOMAIN)
     seed = snapshot(fresh_database(domain))
-    scenarios = {s.scenario.id: s.scenario for s in load_suite(SUITE).scenarios}
+    scenarios = {s.scenario.id: s.scenario for s in loaded_suite(SUITE).scenarios}
     expected, outcomes = replay_golden(domain, scenarios["105"])
     assert table_diff(seed, expected) == [] and outcomes[0].error is not None
     expected, outcomes = replay_golden(domain, scenarios["64"])
@@ -256,7 +256,7 @@ def test_a_failing_gold_write_is_missing_from_the_expected_state() -> None:
 
 def test_the_mutants_a_task_must_catch_are_those_that_change_its_database() -> None:
     catches: dict[str, set[str]] = {}
-    for loaded in load_suite(SUITE).scenarios:
+    for loaded in loaded_suite(SUITE).scenarios:
         for catch in loaded.scenario.catches:
             assert (catch.check, catch.modes) == ("database:tables", ["chat"])
             catches.setdefault(catch.mutant, set()).add(loaded.scenario.id)
@@ -275,7 +275,7 @@ def test_verify_suite_golden_passes_and_each_mutant_fails_the_database_check_exa
 ) -> None:
     from pipeline.verify import verify
 
-    cells = verify([load_suite(SUITE)], ["chat"], mutants=[
+    cells = verify([loaded_suite(SUITE)], ["chat"], mutants=[
         "mutant-drops-last-write", "mutant-changes-write-argument", "mutant-stray-write",
         "mutant-repeats-write"])
     assert len(cells) == 114 * 5
@@ -316,7 +316,7 @@ def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
     from warehouse.query import run_sql
     from warehouse.writer import WarehouseWriter
 
-    suite = load_suite(SUITE)
+    suite = loaded_suite(SUITE)
     ctx = RunContext("tau2-drop", "test")
     models = [ModelConfig("reference/golden"), ModelConfig("reference/mutant-drops-last-write")]
     results = [run_trial(spec, ctx) for spec in expand([suite], models, ["default"], ["chat"],
@@ -364,7 +364,7 @@ def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
     from pipeline.trial import tables_of
     from warehouse.writer import WarehouseWriter
 
-    suite = load_suite(SUITE)
+    suite = loaded_suite(SUITE)
     ctx = RunContext("tau2-export", "test")
     results = [run_trial(spec, ctx) for spec in expand(
         [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], repeats=1)

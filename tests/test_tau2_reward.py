@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, loaded_suite
 
-from pipeline.catalog import Suite, load_suite
+from pipeline.catalog import Suite
 from pipeline.grid import ModelConfig, expand
 from pipeline.judge import JudgeOptions, judge_run, load_rubric
 from pipeline.judge.evidence import gather
@@ -31,7 +31,7 @@ REWARDS = ("select scenario_id, model, status, code_passed, judge_verdict, datab
 
 
 def _suite(ids: set[str]) -> Suite:
-    suite = load_suite(SUITE)
+    suite = loaded_suite(SUITE)
     return dataclasses.replace(suite, scenarios=tuple(
         s for s in suite.scenarios if s.scenario.id in ids))
 

@@ -8,9 +8,9 @@ import dataclasses
 from collections.abc import Iterable
 
 import pytest
-from conftest import REPO
+from conftest import REPO, loaded_suite
 
-from pipeline.catalog import ExpectedAction, Suite, load_domain, load_suite
+from pipeline.catalog import ExpectedAction, Suite, load_domain
 from pipeline.grid import ModelConfig, expand
 from pipeline.scoring.expected_actions import action_check, matches
 from pipeline.scoring.journal import Call
@@ -26,7 +26,7 @@ def _call(name: str, **arguments: object) -> Call:
 
 
 def _subset(ids: Iterable[str], suite: Suite | None = None) -> Suite:
-    suite = suite or load_suite(SUITE)
+    suite = suite or loaded_suite(SUITE)
     wanted = set(ids)
     return dataclasses.replace(suite, scenarios=tuple(
         s for s in suite.scenarios if s.scenario.id in wanted))
@@ -110,7 +110,7 @@ def test_action_in_the_reward_basis_makes_it_count_toward_passed() -> None:
 @pytest.mark.slow  # 114 tasks x 3 models
 def test_action_on_the_whole_suite_golden_everywhere_mutants_wherever_a_write_changed(
 ) -> None:
-    suite = load_suite(SUITE)
+    suite = loaded_suite(SUITE)
     domain = load_domain("tau2_retail", DOMAIN)
     writes = {s.scenario.id for s in suite.scenarios
               if any(domain.tool(a.name) is not None and domain.tool(a.name).kind == "write"

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, loaded_suite
 
-from pipeline.catalog import load_suite
 from pipeline.errors import InfraError
 from pipeline.grid import ModelConfig, TrialSpec, expand
 from pipeline.llm import CallPurpose, ModelReply
@@ -27,7 +26,7 @@ ORDERS = REPO / "catalogs" / "orders" / "suites" / "orders.jsonl"
 def _specs(ids: set[str], user_model: str | None = "reference/golden",
            suite: Path = SUITE) -> list[TrialSpec]:
     user = ModelConfig(user_model) if user_model is not None else None
-    return [s for s in expand([load_suite(suite)], [ModelConfig("reference/golden")],
+    return [s for s in expand([loaded_suite(suite)], [ModelConfig("reference/golden")],
                               ["default"], ["chat"], repeats=1, user_model=user)
             if s.scenario.id in ids]
 

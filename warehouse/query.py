@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,7 +53,10 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
         folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
         patterns = [_quote(str(directory / f / "*.parquet")) for f in folders
                     if any(directory.glob(f"{f}/*.parquet"))]
-        con.register(f"_{name}_empty", table.arrow_schema().empty_table())
+        # A table, not a registered scan: a cursor of this connection sees it (_cursor).
+        con.register("_empty_arrow", table.arrow_schema().empty_table())
+        con.execute(f"CREATE TABLE _{name}_empty AS SELECT * FROM _empty_arrow")
+        con.unregister("_empty_arrow")
         if patterns:  # files of older schema versions lack newer columns: those read as NULL
             con.execute(
                 f"CREATE VIEW {name}_all AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
@@ -93,7 +98,7 @@ def trusted_connection(root: Path, params: dict[str, Any] | None = None,
     an unreadable file is a WarehouseError naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = connect(root, runs=None if all_runs else scoped or None)
+        con = _cursor(root, None if all_runs else scoped or None)
         try:
             yield con
         finally:
@@ -104,6 +109,44 @@ def trusted_connection(root: Path, params: dict[str, Any] | None = None,
             raise
         raise WarehouseError(f"a warehouse file cannot be read (corrupt?): {message}; "
                              "`agentsweep warehouse check` lists every damaged file") from None
+
+
+_SHARED_SIZE = 4
+_shared_connections: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def _files_of(root: Path, runs: Sequence[str] | None) -> tuple[object, ...]:
+    """Every Parquet file ``connect(root, runs=runs)`` would read, with its identity (inode,
+    size, change time): equal only when the views would see exactly the same files."""
+    found: list[object] = [str(root.resolve()), None if runs is None else tuple(runs)]
+    for name in TABLES:
+        directory = table_dir(root, name)
+        for folder in ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]:
+            for path in sorted(directory.glob(f"{folder}/*.parquet")):
+                stat = path.stat()
+                found.append((str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns,
+                              stat.st_ctime_ns))
+    return tuple(found)
+
+
+def _cursor(root: Path, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
+    """A cursor of the trusted database of these files, built once per set of files and
+    shared: its views read the files at each query, and each block gets a cursor of its own
+    (threads never share one). A warehouse whose files changed gets a new database, so a block
+    sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
+    key = _files_of(root, runs)
+    with _shared_lock:
+        con = _shared_connections.get(key)
+        if con is not None:
+            _shared_connections.move_to_end(key)
+            return con.cursor()
+    con = connect(root, runs=runs)
+    with _shared_lock:
+        _shared_connections[key] = con
+        while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
+            _shared_connections.popitem(last=False)
+        return con.cursor()
 
 
 def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,

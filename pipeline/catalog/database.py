@@ -1,14 +1,40 @@
 """A scenario's database rules checked against its domain at load time (seed 004): the
 domain runs its writes on a database, every allowed change names exactly one row of the seed
-database and only columns it has, and faults and call counts name write tools."""
+database and only columns it has, and faults and call counts name write tools.
+
+The seeded database of a ``db.sql`` text is built once per process (``seed_database``): the
+checks only read it, and each trial's database is a copy of it (``pipeline.database``).
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
 
 from pipeline.catalog.database_models import DatabaseRules
 from pipeline.catalog.domains import Domain
 from pipeline.catalog.errors import CatalogError
+
+_lock = threading.Lock()
+
+
+@cache
+def _seeded(sql: str) -> sqlite3.Connection:
+    seed = sqlite3.connect(":memory:", check_same_thread=False)
+    seed.executescript(sql)
+    seed.commit()
+    return seed
+
+
+@contextmanager
+def seed_database(sql: str) -> Iterator[sqlite3.Connection]:
+    """The seeded database of one ``db.sql`` text, built once per process and shared by every
+    thread: only read it (or copy it with ``backup``), and only inside this block."""
+    with _lock:
+        yield _seeded(sql)
 
 
 def _is_write(domain: Domain, name: str) -> bool:
@@ -21,17 +47,13 @@ def check_database_rules(where: str, number: int, field: str, rules: DatabaseRul
     if domain.sandbox != "database" or domain.database_sql is None:
         raise CatalogError(where, number, field, f"domain {domain.name} does not run its writes "
                            "on a database (tools.json sandbox: database)")
-    seed = sqlite3.connect(":memory:")
-    try:
-        seed.executescript(domain.database_sql)
+    with seed_database(domain.database_sql) as seed:
         for index, change in enumerate(rules.setup):
             _check_change(where, number, f"{field}.setup.{index}", seed, change.table,
                           change.key, list(change.set))
         for index, change in enumerate(rules.expected.changes):
             _check_change(where, number, f"{field}.expected.changes.{index}", seed,
                           change.table, change.key, list(change.set))
-    finally:
-        seed.close()
     for tool in rules.expected.write_calls:
         if not _is_write(domain, tool):
             raise CatalogError(where, number, f"{field}.expected.write_calls.{tool}",
