@@ -156,7 +156,7 @@ def test_a_benchmarks_scenario_is_passed_by_its_reward_basis_our_other_checks_ar
     assert result.trial.passed is True  # task 12 changes nothing: tau2's DB reward is 1
     assert result.trial.first_violation_check is None
 
-    plain = load_suite(REPO / "catalogs" / "orders" / "suites" / "orders.jsonl")
+    plain = loaded_suite(REPO / "catalogs" / "orders" / "suites" / "orders.jsonl")
     ours = next(iter(expand([plain], [ModelConfig("reference/golden")], ["default"], ["chat"],
                             repeats=1)))
     mine = run_trial(ours, RunContext("basis-none", "test"), client=Answers())
