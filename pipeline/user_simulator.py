@@ -1,5 +1,6 @@
 """A simulated user (issue 13): a separate model, prompted with a scenario's user instructions,
-that speaks until it emits the stop signal or the turn cap is reached.
+that speaks until it emits one of its end signals (stop, transfer, out of scope: tau2's three) or
+the turn cap is reached.
 
 Its calls go through their own model client with purpose ``user``: recorded on the user message
 events (``simulated = true``, tokens and latency), costed apart from the agent's (the trial's
@@ -22,11 +23,11 @@ from pipeline.errors import AgentError, InfraError
 from pipeline.llm import ModelClient, ModelReply
 from pipeline.user_prompt import (
     AGENT_PREFIX,
+    END_SIGNALS,
     GREETING,
     OPENING_CUE,
     PROMPT,
     REPLY_CUE,
-    STOP,
     USER_MAX_TURNS,
 )
 
@@ -34,7 +35,7 @@ from pipeline.user_prompt import (
 @dataclass(frozen=True)
 class Utterance:
     text: str
-    """What the user says (the stop signal removed); empty when it only stopped."""
+    """What the user says (its end signal removed); empty when it only ended the dialog."""
     stop: bool
     reply: ModelReply
 
@@ -66,9 +67,11 @@ class UserSimulator:
                              failed.retry_after_s if failed else None,
                              failed.kind if failed else None) from exc
         text = (reply.content or "").strip()
-        stop = STOP in text
-        text = text.replace(STOP, "").strip()
+        stop = any(signal in text for signal in END_SIGNALS)
+        for signal in END_SIGNALS:
+            text = text.replace(signal, "")
+        text = text.strip()
         if not text and not stop:
             raise InfraError("simulator_error", f"user simulator, turn {turn}: an empty "
-                                                "message without the stop signal")
+                                                "message without an end signal")
         return Utterance(text, stop, reply)

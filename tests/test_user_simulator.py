@@ -198,3 +198,14 @@ def test_a_silent_simulator_provider_opens_its_own_breaker_never_the_agents(
     assert kinds == [("simulator_error",)]
     message = run_sql(root, "select any_value(error_message) from trials").rows[0][0]
     assert "user simulator, turn 1" in message
+
+
+@pytest.mark.parametrize("signal", ["###TRANSFER###", "###OUT-OF-SCOPE###", "###STOP###"])
+def test_each_of_the_three_end_signals_ends_the_dialog_normally(signal: str) -> None:
+    spec = _specs({"0"})[0]
+    agent = Scripted([_reply("You are being transferred to a human agent.")])
+    user = Scripted([_reply("I want to exchange my keyboard."), _reply(signal)])
+    result = run_trial(spec, RunContext("sim-end", "t"), client=agent, user_client=user)
+    assert (result.trial.status, result.trial.turns, len(user.calls)) == ("complete", 1, 2)
+    ended = [e for e in result.events if isinstance(e, UserMessage)][-1]
+    assert ended.content == signal and ended.simulated
