@@ -364,3 +364,34 @@ def test_a_trials_judge_verdicts_stand_beside_its_code_checks(
                                    ".judgment)').length")
     assert failed_code == 0  # the code passed it: the judge's verdict changes nothing
     assert browser.errors == []
+
+
+@pytest.mark.slow  # a real headless Chromium
+def test_signals_are_listed_but_not_counted_among_the_failed_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser) -> None:
+    from pipeline.catalog import catalogs_root, load_suite
+    from pipeline.grid import ModelConfig, expand
+    from pipeline.trial import RunContext, run_trial, tables_of
+    from warehouse.writer import WarehouseWriter
+
+    home = tmp_path / "home"
+    suite = load_suite(catalogs_root() / "tau2_retail" / "suites" / "retail.jsonl")
+    results = [run_trial(spec, RunContext("signals", "test")) for spec in expand(
+        [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], 1)
+        if spec.scenario.id == "105"]  # its one gold write is refused: ACTION fails, uncounted
+    assert results[0].trial.passed is True
+    WarehouseWriter(home / "warehouse", "signals").write_batch(tables_of(results))
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    path = _report(tmp_path, "--run-id", "signals", "--passed-sample", "10")
+    browser.open(path)
+    browser.evaluate("document.body.insertAdjacentHTML('beforeend', '<button id=\"s\" "
+                     f"data-trial=\"{results[0].trial.trial_id}\">s</button>')")
+    browser.click("#s")
+    time.sleep(0.1)
+    heading = browser.evaluate("Array.from(document.querySelectorAll('#viewer h3')).map("
+                               "function(h){return h.textContent;}).filter(function(t){"
+                               "return t.indexOf('code checks') === 0;})[0]")
+    assert heading == "code checks (0 failed of 1; 2 signal(s) not counted in passed)"
+    listed = browser.evaluate("document.querySelector('#viewer ul.checks').textContent")
+    assert "FAIL action (a signal: not counted in passed)" in listed  # and said_vs_done, ok
+    assert browser.errors == []

@@ -165,7 +165,10 @@
     var code = trace.checks;
     var cols = add(parent, el("div", "columns"));
     var col = add(cols, el("div"));
-    add(col, el("h3", null, "code checks (" + code.filter(function (c) { return !c.passed; }).length + " failed of " + code.length + ")"));
+    var counted = code.filter(function (c) { return c.counted !== false; });
+    var signals = code.length - counted.length;
+    add(col, el("h3", null, "code checks (" + counted.filter(function (c) { return !c.passed; }).length + " failed of " + counted.length +
+      (signals ? "; " + signals + " signal(s) not counted in passed" : "") + ")"));
     var ul = add(col, el("ul", "checks"));
     code.forEach(function (c) {
       var first = c.check_id === row.first_violation_check;
