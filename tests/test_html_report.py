@@ -377,8 +377,8 @@ def test_signals_are_listed_but_not_counted_among_the_failed_checks(
     home = tmp_path / "home"
     suite = load_suite(catalogs_root() / "tau2_retail" / "suites" / "retail.jsonl")
     results = [run_trial(spec, RunContext("signals", "test")) for spec in expand(
-        [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], 1)
-        if spec.scenario.id == "105"]  # its one gold write is refused: ACTION fails, uncounted
+        [suite], [ModelConfig("reference/mutant-drops-last-write")], ["default"], ["chat"], 1)
+        if spec.scenario.id == "105"]  # its one gold write is refused anyway: only ACTION fails
     assert results[0].trial.passed is True
     WarehouseWriter(home / "warehouse", "signals").write_batch(tables_of(results))
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
@@ -393,5 +393,6 @@ def test_signals_are_listed_but_not_counted_among_the_failed_checks(
                                "return t.indexOf('code checks') === 0;})[0]")
     assert heading == "code checks (0 failed of 1; 2 signal(s) not counted in passed)"
     listed = browser.evaluate("document.querySelector('#viewer ul.checks').textContent")
-    assert "FAIL action (a signal: not counted in passed)" in listed  # and said_vs_done, ok
+    assert "FAIL action (a signal: not counted in passed)" in listed
+    assert "ok said_vs_done (a signal: not counted in passed)" in listed
     assert browser.errors == []
