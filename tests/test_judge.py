@@ -299,9 +299,10 @@ def test_rescoring_carries_the_judgments_of_unchanged_scenarios_only(
            "where run_id = $r order by all"
     assert run_sql(root, mine, {"r": "orders-again"}).rows == run_sql(
         root, mine, {"r": "orders"}).rows
-    signals = run_sql(root, "select count(*) from trial_signals where run_id = 'orders-again' "
-                            "and judge_verdict is not null").rows[0][0]
-    assert signals == len(run_sql(root, "select 1 from trials where run_id = 'orders'").rows)
+    signals = ("select judge_model, count(*) from trial_signals where run_id = $r and "
+               "judge_verdict is not null group by all order by all")
+    assert run_sql(root, signals, {"r": "orders-again"}).rows == run_sql(
+        root, signals, {"r": "orders"}).rows != []
 
     # a changed scenario: its trials come back without the judge's (stale) verdicts
     suite = load_suite(ORDERS)
