@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from pipeline.catalog import load_domain
-from pipeline.database import changed_rows, content, fresh_database, snapshot
+from pipeline.environment.database import changed_rows, content, fresh_database, snapshot
 
 
 def _timed(action: Callable[[], object], runs: int) -> tuple[float, float]:

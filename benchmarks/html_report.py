@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from browser import Browser  # noqa: E402
 
-from pipeline.redact import redactor  # noqa: E402
+from pipeline.util.redact import redactor  # noqa: E402
 from reports.html import ReportOptions, write_report  # noqa: E402
 from warehouse.writer import WarehouseWriter  # noqa: E402
 

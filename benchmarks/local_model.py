@@ -26,7 +26,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline import hygiene  # noqa: E402
+from pipeline.runtime import hygiene  # noqa: E402
 
 hygiene.apply()
 
@@ -35,8 +35,8 @@ MIX = [("V1", "chat"), ("GP-C1", "chat"), ("V1", "summary"), ("F1", "structured"
 
 def _specs(count: int) -> list[Any]:
     from pipeline.catalog import bundled_suites, load_suites
-    from pipeline.grid import expand
-    from pipeline.model_config import ModelConfig
+    from pipeline.models.config import ModelConfig
+    from pipeline.sweep.grid import expand
 
     model = ModelConfig("local/default", temperature=0.7, seed=11).resolved()
     suites = load_suites(bundled_suites())
@@ -51,7 +51,7 @@ def run_config(slots: int, threads: int, trials: int) -> dict[str, float]:
     from pipeline.local import ensure_weights, local_model
     from pipeline.local.server import LocalModelServer, ServeOptions
     from pipeline.trace import AssistantMessage, MemoryUpdate
-    from pipeline.trial import RunContext, run_trial
+    from pipeline.trial.run import RunContext, run_trial
 
     spec = local_model("local/default")
     started = time.perf_counter()

@@ -2,7 +2,7 @@
 
 Runs a one-trial sweep (``reference/golden``, one scenario, chat mode) as a user would, in a
 fresh process, in five situations, and prints when each phase began, in seconds from the
-command's start (``AGENTSWEEP_PHASES``, pipeline.phases), plus the command's wall time:
+command's start (``AGENTSWEEP_PHASES``, pipeline.runtime.phases), plus the command's wall time:
 
 1. ephemeral, fresh home: Prefect's ephemeral API migrates a new database, a local Ray starts;
 2. ephemeral, second run in that home;

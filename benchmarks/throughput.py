@@ -32,7 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline import hygiene  # noqa: E402
+from pipeline.runtime import hygiene  # noqa: E402
 
 hygiene.apply()
 os.environ.setdefault("AGENTSWEEP_PROGRESS", "0")
@@ -121,7 +121,7 @@ class CpuMeter:
 
 def _config(root: Path, run_id: str, trials: int, **extra: Any) -> Any:
     from pipeline.catalog import load_suite
-    from pipeline.sweep import SweepConfig
+    from pipeline.sweep.stages import SweepConfig
 
     scenarios = len(load_suite(SUITE).scenarios)
     return SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=run_id, warehouse=root,
@@ -129,7 +129,7 @@ def _config(root: Path, run_id: str, trials: int, **extra: Any) -> Any:
 
 
 def _plan(config: Any, trials: int) -> Any:
-    from pipeline.sweep import plan
+    from pipeline.sweep.stages import plan
 
     full = plan(config)
     return replace(full, pending=full.pending[:trials])
@@ -139,7 +139,7 @@ def _warm(ray: Any, max_in_flight: int) -> float:
     """Start the worker pool the sweep will use; returns the seconds it took."""
     import math
 
-    from pipeline.executor import cpu_slots, worker_pool
+    from pipeline.execution.executor import cpu_slots, worker_pool
 
     started = time.monotonic()
     size = max(1, min(len(cpu_slots(ray)), max_in_flight))
@@ -156,7 +156,7 @@ def _calls(root: Path, run_id: str) -> int:
 
 
 def overhead(ray: Any, root: Path, trials: int) -> dict[str, Any]:
-    from pipeline.sweep import execute_plan
+    from pipeline.sweep.stages import execute_plan
 
     config = _config(root, "overhead", trials)
     sweep_plan = _plan(config, trials)
@@ -176,7 +176,7 @@ def overhead(ray: Any, root: Path, trials: int) -> dict[str, Any]:
 
 SERVER_CODE = """
 import sys
-from pipeline.models import server
+from pipeline.reference import server
 from pipeline.models.faults import FaultProfile
 server._Handler.disable_nagle_algorithm = sys.argv[2] == "nodelay"
 server.serve_forever(0, FaultProfile(latency_ms=float(sys.argv[1])),
@@ -185,9 +185,9 @@ server.serve_forever(0, FaultProfile(latency_ms=float(sys.argv[1])),
 
 
 def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str, Any]:
-    from pipeline.model_config import ModelConfig
-    from pipeline.models.reference import SCRIPT_KEY, golden_script
-    from pipeline.sweep import execute_plan
+    from pipeline.models.config import ModelConfig
+    from pipeline.reference.reference import SCRIPT_KEY, golden_script
+    from pipeline.sweep.stages import execute_plan
 
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER_CODE, str(LATENCY_MS), "nodelay" if nodelay else "-"],
@@ -224,8 +224,8 @@ def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str,
 
 def memory_child(trials: int) -> dict[str, Any]:
     """Run in a fresh process: one sweep of ``trials``; peak RSS of driver and workers."""
-    from pipeline.executor import ray_session
-    from pipeline.sweep import execute_plan
+    from pipeline.execution.executor import ray_session
+    from pipeline.sweep.stages import execute_plan
 
     root = Path(tempfile.mkdtemp(prefix="agentsweep-bench-mem-"))
     try:
@@ -303,7 +303,7 @@ def main() -> None:
     only = set(args.only.split(","))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     if only & {"a", "b"}:
-        from pipeline.executor import ray_session
+        from pipeline.execution.executor import ray_session
 
         root = Path(tempfile.mkdtemp(prefix="agentsweep-bench-"))
         try:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline import hygiene
+from pipeline.runtime import hygiene
 
 if __name__ == "__main__":
     hygiene.apply()  # as a program: before Prefect reads its settings (once, at import)
@@ -33,9 +33,9 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
-from pipeline.decide_command import DecideOptions, make_decision  # noqa: E402
-from pipeline.spec import load_spec  # noqa: E402
-from pipeline.sweep import SweepConfig, SweepOutcome  # noqa: E402
+from pipeline.cli.decide import DecideOptions, make_decision  # noqa: E402
+from pipeline.sweep.spec import load_spec  # noqa: E402
+from pipeline.sweep.stages import SweepConfig, SweepOutcome  # noqa: E402
 from reports.decision import decision_json, store_decision  # noqa: E402
 from warehouse.atomic import write_text  # noqa: E402
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--review", help="review file (YAML) for expectation changes")
     args = parser.parse_args(argv)
     hygiene.apply()
-    from pipeline.prefect_state import mark_good
+    from pipeline.runtime.prefect_state import mark_good
     from reports.paired import ComparisonInputError
 
     hygiene.prepare_prefect_home()

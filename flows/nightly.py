@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline import hygiene
+from pipeline.runtime import hygiene
 
 if __name__ == "__main__":
     hygiene.apply()  # as a program: before Prefect reads its settings (once, at import)
@@ -31,9 +31,9 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
-from pipeline.html_command import nightly_report  # noqa: E402
-from pipeline.spec import load_spec  # noqa: E402
-from pipeline.sweep import SweepConfig, SweepOutcome  # noqa: E402
+from pipeline.cli.report import nightly_report  # noqa: E402
+from pipeline.sweep.spec import load_spec  # noqa: E402
+from pipeline.sweep.stages import SweepConfig, SweepOutcome  # noqa: E402
 from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
 
 CRON = "0 2 * * *"
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
-        from pipeline.prefect_state import mark_good
+        from pipeline.runtime.prefect_state import mark_good
 
         hygiene.prepare_prefect_home()
         try:

@@ -13,8 +13,8 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from pipeline.phases import mark
-from pipeline.sweep import (
+from pipeline.runtime.phases import mark
+from pipeline.sweep.stages import (
     SweepConfig,
     SweepOutcome,
     SweepPlan,

@@ -190,7 +190,7 @@ class Trace:
     its end or stopped for a reason that is not the agent's."""
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
     """A database domain: phase (``before`` / ``after``) -> the trial's database then
-    (pipeline.database.snapshot)."""
+    (pipeline.environment.database.snapshot)."""
 
     def add(self, event: E) -> E:
         """Append ``event`` as the next in order (its ``seq`` is set here)."""

@@ -26,7 +26,7 @@ os.environ.pop("PREFECT_API_URL", None)
 # No test reaches a real provider unless run with --live (see pytest_configure).
 os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "0"
 
-from pipeline import hygiene  # noqa: E402
+from pipeline.runtime import hygiene  # noqa: E402
 
 if TYPE_CHECKING:
     from pipeline.catalog import Suite
@@ -88,7 +88,7 @@ def descendants(pid: int) -> list[int]:
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[Any]:
     """A real local Ray for the whole session (2 CPUs, small object store)."""
-    from pipeline.executor import ray_session
+    from pipeline.execution.executor import ray_session
 
     with ray_session(num_cpus=2, object_store_bytes=128 * 1024 * 1024) as ray:
         yield ray

@@ -12,15 +12,21 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.attempts import RetryBook
 from pipeline.catalog import load_suites
 from pipeline.errors import InfraError
-from pipeline.grid import ModelConfig, TrialSpec, expand
-from pipeline.limits import CallGate, ConcurrencyLimiter, PermitPool, limit_key, limits_from
+from pipeline.execution.attempts import RetryBook
+from pipeline.execution.concurrency import (
+    CallGate,
+    ConcurrencyLimiter,
+    PermitPool,
+    limit_key,
+    limits_from,
+)
+from pipeline.execution.retry import RetryPolicy
 from pipeline.models.faults import FaultProfile
-from pipeline.progress import SweepProgress, progress_enabled
-from pipeline.retry import RetryPolicy
-from pipeline.trial import RunContext, TrialResult, harness_failure
+from pipeline.sweep.grid import ModelConfig, TrialSpec, expand
+from pipeline.sweep.progress import SweepProgress, progress_enabled
+from pipeline.trial.run import RunContext, TrialResult, harness_failure
 from warehouse.schema import TrialStatus
 
 CANARY = "sk-canary-attempts-0123456789abcdef"
@@ -157,7 +163,7 @@ def test_permit_pools_share_the_global_limit_with_few_round_trips() -> None:
 
 
 def test_limits_come_from_model_settings_by_provider_group() -> None:
-    from pipeline.model_config import ModelConfig
+    from pipeline.models.config import ModelConfig
 
     class Config:
         models = [ModelConfig("openai/a", concurrency=4), ModelConfig("openai/b"),

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.breaker import Breaker
-from pipeline.models.reference import SCRIPT_KEY, golden_script
-from pipeline.models.server import RequestError, _Handler, start_server
-from pipeline.retry import RetryPolicy
-from pipeline.sweep import SweepConfig, execute_plan, plan
+from pipeline.execution.breaker import Breaker
+from pipeline.execution.retry import RetryPolicy
+from pipeline.reference.reference import SCRIPT_KEY, golden_script
+from pipeline.reference.server import RequestError, _Handler, start_server
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
 from warehouse.query import run_sql
 
 

@@ -12,15 +12,15 @@ from typing import Any, get_args
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.attempts import RetryBook
 from pipeline.catalog import bundled_suites, load_suites
 from pipeline.errors import AgentErrorKind
-from pipeline.grid import MEMORY_MODES, ModelConfig, expand
-from pipeline.models.broken import BROKEN, UNKNOWN_TOOL
-from pipeline.retry import RetryPolicy
-from pipeline.sweep import SweepConfig, execute_plan, plan
+from pipeline.execution.attempts import RetryBook
+from pipeline.execution.retry import RetryPolicy
+from pipeline.reference.broken import BROKEN, UNKNOWN_TOOL
+from pipeline.sweep.grid import MEMORY_MODES, ModelConfig, expand
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
 from pipeline.trace import AssistantMessage, ToolResult
-from pipeline.trial import RunContext, TrialResult, run_trial
+from pipeline.trial.run import RunContext, TrialResult, run_trial
 from warehouse.query import run_sql
 
 CTX = RunContext("broken", "test")

@@ -18,7 +18,7 @@ from pipeline.catalog.case_models import CaseExpected, CaseRules
 from pipeline.scoring.cases import case_checks, reply_json
 from pipeline.scoring.journal import Journal
 from pipeline.trace import AssistantMessage, Event, ToolCall, UserMessage
-from pipeline.verify import verify
+from pipeline.verify.mutants import verify
 
 CASES = REPO / "catalogs" / "support_agent" / "suites" / "support_cases.jsonl"
 RISKS = {"happy-path", "incomplete", "ambiguous", "long-context", "contradictory-context",

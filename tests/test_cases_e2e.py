@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from pipeline.rescore import rescore_run
-from pipeline.sweep import SweepConfig
-from pipeline.thresholds import Thresholds
+from pipeline.stored.rescore import rescore_run
+from pipeline.sweep.stages import SweepConfig
+from pipeline.sweep.thresholds import Thresholds
 from warehouse.query import run_sql
 
 CASES = REPO / "catalogs" / "support_agent" / "suites" / "support_cases.jsonl"

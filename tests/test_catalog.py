@@ -8,7 +8,7 @@ from conftest import MEETING_SUITE
 from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, bundled_suites, load_domain, load_suite
-from pipeline.cli import app
+from pipeline.cli.app import app
 
 
 def _lines() -> list[dict]:

@@ -105,9 +105,9 @@ def test_a_domain_outside_the_repo_loads_with_its_own_python_and_claims(outside:
 
 
 def test_the_reference_mutants_speak_the_outside_domains_own_words(outside: Path) -> None:
-    from pipeline.grid import ModelConfig, expand
+    from pipeline.sweep.grid import ModelConfig, expand
     from pipeline.trace import AssistantMessage
-    from pipeline.trial import RunContext, run_trial
+    from pipeline.trial.run import RunContext, run_trial
 
     set_extra_roots([outside.parents[2]])
     (spec,) = [s for s in expand([load_suite(outside)], [ModelConfig(
@@ -119,13 +119,12 @@ def test_the_reference_mutants_speak_the_outside_domains_own_words(outside: Path
 
 
 def test_verify_suite_proves_the_outside_domain_and_its_claims(outside: Path) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     result = CliRunner().invoke(cli.app, ["verify-suite", "--catalog", str(outside.parents[2]),
                                           "--suite", str(outside), "--memory-mode", "chat"])
     assert result.exit_code == 0, result.output
     assert "caught said_vs_done" in result.output  # only the domain's own claims see it
-    from pipeline.verify import verify
+    from pipeline.verify.mutants import verify
 
     (cell,) = [c for c in verify([load_suite(outside)], ["chat"], ["mutant-over-reset"])
                if c.scenario_id == "D3" and c.model == "reference/mutant-over-reset"]

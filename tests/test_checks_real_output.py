@@ -147,8 +147,8 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     no false alarm there and miss only the four known cases (see docs/scenarios.md)."""
     from pathlib import Path
 
-    from pipeline.calibrate import calibrate, load_labels, read_traces
-    from pipeline.rescore import ScenarioIndex
+    from pipeline.stored.calibrate import calibrate, load_labels, read_traces
+    from pipeline.stored.rescore import ScenarioIndex
 
     repo = Path(__file__).resolve().parent.parent
     labels, trials = [], []

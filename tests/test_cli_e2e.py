@@ -23,7 +23,7 @@ from pipeline.catalog import load_suite
 from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID
 from pipeline.local.weights import gguf_path
-from pipeline.stack import session_pids
+from pipeline.runtime.stack import session_pids
 
 BIN = Path(sys.executable).parent
 GRID = len(load_suite(MEETING_SUITE).scenarios) * 2  # chat mode only, 2 repeats

@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from pipeline.agent import Agent, UserTurn, refused
 from pipeline.catalog import Scenario, load_domain, load_suite
-from pipeline.channels import access_channel
-from pipeline.llm import ModelReply, ToolCallRequest
-from pipeline.sandbox import Sandbox
+from pipeline.environment.sandbox import Sandbox
+from pipeline.models.channels import access_channel
+from pipeline.models.client import ModelReply, ToolCallRequest
 from pipeline.scoring import score_trial
 from pipeline.scoring.conditions import condition_outcome
 from pipeline.scoring.journal import Journal
 from pipeline.trace import AssistantMessage, Event, ToolCall, Trace, UserMessage
+from pipeline.trial.agent import Agent, UserTurn, refused
 
 SUITE = REPO / "catalogs" / "warehouse_ops" / "suites" / "conditions.jsonl"
 

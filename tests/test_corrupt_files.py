@@ -10,9 +10,9 @@ from conftest import MEETING_SUITE
 from typer.testing import CliRunner
 
 from pipeline.catalog import load_suites
-from pipeline.grid import ModelConfig, expand
-from pipeline.sweep import SweepConfig, plan, run_exists, summarize
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.sweep.stages import SweepConfig, plan, run_exists, summarize
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.check import check_warehouse
 from warehouse.writer import WarehouseError, WarehouseWriter
 
@@ -61,8 +61,7 @@ def test_an_old_damaged_file_is_named_and_never_blocks_a_new_run(
     if damage == "truncate":
         with pytest.raises(WarehouseError, match=str(old)):
             summarize(root, "old")
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(root.parent))
     checked = CliRunner().invoke(cli.app, ["warehouse", "check"])
     assert checked.exit_code == 1 and str(old) in checked.output

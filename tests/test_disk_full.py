@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.prefect_state import (
+from pipeline.runtime.prefect_state import (
     DB_NAME,
     MARKER_NAME,
     diagnose,
@@ -28,7 +28,7 @@ from pipeline.prefect_state import (
     migration_head,
     set_aside_if_broken,
 )
-from pipeline.sweep import SweepConfig, execute_plan, plan
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
 from warehouse.diskspace import DiskFull, is_no_space
 from warehouse.query import run_sql
 

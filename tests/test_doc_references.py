@@ -78,7 +78,7 @@ def test_every_make_target_the_docs_name_exists() -> None:
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("see `pipeline/cli.py` and warehouse/sql/summary.sql.", {"pipeline/cli.py",
+    ("see `pipeline/cli/app.py` and warehouse/sql/summary.sql.", {"pipeline/cli/app.py",
                                                               "warehouse/sql/summary.sql"}),
     ("under `catalogs/<domain>/` or warehouse/<table>/run_id=*", set()),
     ("AGENTSWEEP_HOME/warehouse/x or ~/my-catalogs/tests/x", set()),

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-import pipeline.verify_conditions as verification
+import pipeline.verify.conditions as verification
 from pipeline.catalog import Suite, load_suite
-from pipeline.grid import ModelConfig, expand
-from pipeline.models.condition_agents import CONDITION_AGENTS
-from pipeline.trial import RunContext, TrialResult, run_trial, tables_of
-from pipeline.verify_conditions import verify_conditions
+from pipeline.reference.condition_agents import CONDITION_AGENTS
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, TrialResult, run_trial, tables_of
+from pipeline.verify.conditions import verify_conditions
 from reports.failure_map import cell_text
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
@@ -148,7 +148,7 @@ def test_verify_suite_proves_all_three_domains_in_both_memory_modes() -> None:
 
 
 def test_rescoring_rebuilds_the_condition_rows_from_the_journal(mapped: Path) -> None:
-    from pipeline.rescore import rescore_run
+    from pipeline.stored.rescore import rescore_run
 
     rescore_run(mapped, "map", "map-rescored", [load_suite(WAREHOUSE_OPS)])
     rows = run_sql(mapped, "select condition_id, format, k, n, twin_k, twin_n, counted from "

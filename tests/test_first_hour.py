@@ -13,7 +13,7 @@ import pytest
 from conftest import MEETING_SUITE
 from test_catalog_roots import make_domain
 
-from pipeline.sweep import SweepConfig, config_json
+from pipeline.sweep.stages import SweepConfig, config_json
 from warehouse.writer import WarehouseWriter
 
 BIN = Path(sys.executable).parent
@@ -106,8 +106,8 @@ def test_verify_suite_refuses_a_suite_that_proves_nothing(tmp_path: Path) -> Non
 
 def _recorded_run(home: Path, run_id: str) -> None:
     """A finished run of one trial (V1, chat, golden) as the warehouse would hold it."""
-    from pipeline.sweep import plan
-    from pipeline.trial import RunContext, run_trial
+    from pipeline.sweep.stages import plan
+    from pipeline.trial.run import RunContext, run_trial
 
     config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
                          repeats=1, run_id=run_id, warehouse=home / "warehouse")
@@ -215,7 +215,7 @@ def test_the_readme_reference_server_recipe_works_as_written(tmp_path: Path) -> 
 
 
 def test_the_same_run_id_cannot_run_twice_at_once(tmp_path: Path) -> None:
-    from pipeline.runlock import run_lock
+    from pipeline.execution.runlock import run_lock
 
     home = tmp_path / "home"
     with run_lock("busy", home):  # as a driver running "busy" holds it

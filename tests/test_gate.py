@@ -33,8 +33,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     result = CliRunner().invoke(cli.app, list(args))
     return result.exit_code, result.stdout, result.stderr
 
@@ -163,8 +162,7 @@ def test_critical_comes_from_the_scenarios_of_the_runs_suites(
     """``"critical": true`` on a scenario of a suite the runs ran marks it (no gate config)."""
     from conftest import MEETING_SUITE
 
-    from pipeline import decide_command
-
+    from pipeline.cli import decide as decide_command
     lines = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()
              if line.strip() and not line.startswith("//")]
     for scenario in lines:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.grid import ModelConfig, expand, grid_size, trial_id_for
+from pipeline.sweep.grid import ModelConfig, expand, grid_size, trial_id_for
 
 
 def test_grid_expands_every_combination_with_unique_stable_ids() -> None:

@@ -48,8 +48,7 @@ def browser() -> Iterator[Browser]:
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     result = CliRunner().invoke(cli.app, list(args))
     return result.exit_code, result.stdout, result.stderr
 
@@ -336,9 +335,9 @@ def test_the_html_package_imports_nothing_of_pipeline() -> None:
 def test_a_trials_judge_verdicts_stand_beside_its_code_checks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser) -> None:
     from pipeline.catalog import catalogs_root, load_suite
-    from pipeline.grid import ModelConfig, expand
     from pipeline.judge import JudgeOptions, judge_run
-    from pipeline.trial import RunContext, run_trial, tables_of
+    from pipeline.sweep.grid import ModelConfig, expand
+    from pipeline.trial.run import RunContext, run_trial, tables_of
     from warehouse.writer import WarehouseWriter
 
     home = tmp_path / "home"
@@ -370,8 +369,8 @@ def test_a_trials_judge_verdicts_stand_beside_its_code_checks(
 def test_signals_are_listed_but_not_counted_among_the_failed_checks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser) -> None:
     from pipeline.catalog import catalogs_root, load_suite
-    from pipeline.grid import ModelConfig, expand
-    from pipeline.trial import RunContext, run_trial, tables_of
+    from pipeline.sweep.grid import ModelConfig, expand
+    from pipeline.trial.run import RunContext, run_trial, tables_of
     from warehouse.writer import WarehouseWriter
 
     home = tmp_path / "home"

@@ -17,15 +17,15 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, catalogs_root, load_suite
-from pipeline.grid import ModelConfig, expand
+from pipeline.execution.retry import RetryPolicy
 from pipeline.judge import JudgeOptions, judge_run, load_rubric, read_verdict
 from pipeline.judge.delimiters import END, read_block
 from pipeline.judge.evidence import Evidence, gather, messages
 from pipeline.models.faults import FaultProfile
-from pipeline.models.judges import seed_judge
-from pipeline.rescore import ScenarioIndex, stored_trials
-from pipeline.retry import RetryPolicy
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.reference.judges import seed_judge
+from pipeline.stored.rescore import ScenarioIndex, stored_trials
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -168,8 +168,7 @@ def test_evidence_is_delimited_untrusted_data_and_configurable(run: Path) -> Non
 
 def test_the_cli_records_the_evidence_fields_it_was_given(
         run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(run.parent))
     result = CliRunner().invoke(cli.app, [
         "judge", "run", "--run-id", "orders", "--model", "reference/judge-seed", "--rubric",
@@ -183,8 +182,7 @@ def test_the_cli_records_the_evidence_fields_it_was_given(
 
 def test_a_rubric_without_a_version_is_refused_with_file_line_and_field(
         tmp_path: Path, run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     path = tmp_path / "rubric.md"
     path.write_text("---\nid: explanation\nevidence: [answer]\n---\nJudge the answer.\n")
     with pytest.raises(CatalogError) as caught:
@@ -227,7 +225,7 @@ def test_a_reply_cut_at_the_token_limit_is_a_judge_failure_that_says_so() -> Non
     import random
 
     from pipeline.judge import judge_once
-    from pipeline.llm import ModelReply
+    from pipeline.models.client import ModelReply
 
     class Cut:
         def complete(self, *args: Any, **kwargs: Any) -> ModelReply:
@@ -244,8 +242,7 @@ def test_a_reply_cut_at_the_token_limit_is_a_judge_failure_that_says_so() -> Non
 
 def test_show_lists_the_judges_apart_from_the_checks(
         judged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(judged.parent))
     trial = run_sql(judged, "select trial_id from trials where scenario_id = "
                     "'timeout-after-commit' and model = 'reference/golden'").rows[0][0]
@@ -288,7 +285,7 @@ def test_rescoring_carries_the_judgments_of_unchanged_scenarios_only(
     import shutil
     from dataclasses import replace
 
-    from pipeline.rescore import rescore_run
+    from pipeline.stored.rescore import rescore_run
 
     root = tmp_path / "warehouse"
     shutil.copytree(judged, root)

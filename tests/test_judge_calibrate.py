@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.calibrate import Confusion
 from pipeline.catalog import catalogs_root, load_suite
-from pipeline.grid import ModelConfig, expand
 from pipeline.judge import JudgeOptions, judge_run
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.stored.calibrate import Confusion
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -71,8 +71,7 @@ def _labels(root: Path, path: Path) -> Path:
 
 def test_calibrate_prints_agreement_kappa_matrix_and_disagreements(
         judged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(judged.parent))
     labels = _labels(judged, tmp_path / "labels.jsonl")
     runner = CliRunner()
@@ -101,8 +100,7 @@ def test_calibrate_prints_agreement_kappa_matrix_and_disagreements(
 
 def test_labels_naming_unknown_trials_are_refused_with_file_and_line(
         judged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(judged.parent))
     labels = _labels(judged, tmp_path / "labels.jsonl")
     lines = labels.read_text().splitlines()
@@ -129,8 +127,7 @@ SHIPPED = catalogs_root() / "orders" / "labels"
 
 def test_the_shipped_labelled_set_calibrates_without_the_warehouse() -> None:
     """The real-model set: kappa recomputed here from the files by the formula."""
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     labels = [json.loads(line) for line in (SHIPPED / "local-judge-1.jsonl").read_text(
         "utf-8").splitlines() if line.strip()]
     judgments = [json.loads(line) for line in (SHIPPED / "local-judge-1.judgments.jsonl"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.model_config import ModelConfig
-from pipeline.sweep import SweepConfig, execute_plan, plan
+from pipeline.models.config import ModelConfig
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
 from warehouse.query import run_sql
 
 pytestmark = pytest.mark.live

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pipeline.llm import portable_schema
+from pipeline.models.client import portable_schema
 
 
 @pytest.mark.parametrize(("pattern", "spelled"), [

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from pipeline.agent import Agent
 from pipeline.catalog import load_domain
+from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import AgentError
-from pipeline.llm import ModelReply, ToolCallRequest
-from pipeline.memory import StructuredMemory, SummaryMemory
-from pipeline.sandbox import Sandbox
+from pipeline.models.client import ModelReply, ToolCallRequest
 from pipeline.trace import BLOCKED, MemoryUpdate, ToolCall, Trace
+from pipeline.trial.agent import Agent
+from pipeline.trial.memory import StructuredMemory, SummaryMemory
 
 AT = "2026-08-07T15:00:00+03:00"
 RESERVE = ToolCallRequest("c1", "reserve_room", json.dumps(

@@ -11,10 +11,10 @@ from conftest import REPO
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.catalog.case_models import RecordedResult
-from pipeline.grid import ModelConfig, expand
-from pipeline.sandbox import NO_RECORDING, Sandbox
+from pipeline.environment.sandbox import NO_RECORDING, Sandbox
+from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trace import ToolCall
-from pipeline.trial import RunContext, run_trial
+from pipeline.trial.run import RunContext, run_trial
 
 CASES = REPO / "catalogs" / "support_agent" / "suites" / "support_cases.jsonl"
 RECORDED = (RecordedResult(tool="lookup_order", arguments={"order_id": "A-1002"},

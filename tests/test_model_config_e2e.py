@@ -17,11 +17,11 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.llm import LiteLLMClient, litellm_module
-from pipeline.model_config import ModelConfig
-from pipeline.models.reference import reference_call_params
-from pipeline.models.server import ServerHandle, start_server
-from pipeline.routes import CALL_TAG_KEY
+from pipeline.models.client import LiteLLMClient, litellm_module
+from pipeline.models.config import ModelConfig
+from pipeline.models.routes import CALL_TAG_KEY
+from pipeline.reference.reference import reference_call_params
+from pipeline.reference.server import ServerHandle, start_server
 from warehouse.query import run_sql
 
 BIN = Path(sys.executable).parent

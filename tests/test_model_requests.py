@@ -21,17 +21,17 @@ import pytest
 from conftest import MEETING_SUITE, REPO
 
 from pipeline.errors import ConfigError, InfraError
-from pipeline.grid import ModelConfig
-from pipeline.llm import (
+from pipeline.models.client import (
     ALLOW_MODEL_REQUESTS,
     LiteLLMClient,
     litellm_module,
     refuse_if_forbidden,
 )
-from pipeline.models.reference import SCRIPT_KEY
-from pipeline.models.server import ServerHandle, start_server
-from pipeline.sweep import SweepConfig, execute_plan, plan
-from pipeline.trial import RunContext, run_trial
+from pipeline.reference.reference import SCRIPT_KEY
+from pipeline.reference.server import ServerHandle, start_server
+from pipeline.sweep.grid import ModelConfig
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.trial.run import RunContext, run_trial
 from warehouse.query import run_sql
 
 FAKE_KEY = "sk-fake-never-sent-0123456789abcdef"

@@ -39,8 +39,8 @@ from pathlib import Path
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.hygiene import FORCED, RAY_START_PROXY
-from pipeline.stack import session_pids
+from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY
+from pipeline.runtime.stack import session_pids
 
 BIN = Path(sys.executable).parent
 HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"

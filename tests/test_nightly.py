@@ -181,7 +181,7 @@ def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from flows.nightly import NightlyRegression, nightly
-    from pipeline.models.server import start_server
+    from pipeline.reference.server import start_server
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))

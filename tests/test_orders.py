@@ -16,12 +16,12 @@ from conftest import REPO
 from pipeline.catalog import CatalogError, Scenario, load_domain, load_suite, set_extra_roots
 from pipeline.catalog.contract_lint import defines, lint_contract
 from pipeline.catalog.database_models import TIMEOUT_MESSAGE
-from pipeline.grid import ModelConfig, expand
-from pipeline.rescore import rescore_run
-from pipeline.sandbox import Sandbox
+from pipeline.environment.sandbox import Sandbox
 from pipeline.scoring.database import expected_tables, table_diff
-from pipeline.trial import RunContext, TrialResult, run_trial, tables_of
-from pipeline.verify import verify
+from pipeline.stored.rescore import rescore_run
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, TrialResult, run_trial, tables_of
+from pipeline.verify.mutants import verify
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -110,8 +110,8 @@ def test_golden_passes_all_seven_with_the_expected_effects_and_diagnostics() -> 
 
 
 def test_show_says_a_write_committed_before_its_timeout_not_that_it_was_refused() -> None:
-    from pipeline.rescore import StoredTrial
-    from pipeline.show import dialog_lines
+    from pipeline.cli.show import dialog_lines
+    from pipeline.stored.rescore import StoredTrial
 
     result = _results("reference/golden", {"timeout-after-commit"})[0]
     lines = list(dialog_lines(StoredTrial(row={}, events=result.events)))

@@ -10,13 +10,12 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE, REPO
 
-from pipeline import providers
 from pipeline.catalog import Domain, Scenario, load_suites
 from pipeline.errors import ConfigError, InfraError
-from pipeline.grid import expand
-from pipeline.llm import LiteLLMClient, classify, litellm_module
-from pipeline.model_config import ModelConfig
-from pipeline.providers import (
+from pipeline.models import providers
+from pipeline.models.client import LiteLLMClient, classify, litellm_module
+from pipeline.models.config import ModelConfig
+from pipeline.models.providers import (
     ModelProvider,
     provider_for,
     provider_named,
@@ -25,8 +24,9 @@ from pipeline.providers import (
     registered_providers,
     resolve_route,
 )
-from pipeline.routes import ModelRoute
-from pipeline.trial import model_client_for
+from pipeline.models.routes import ModelRoute
+from pipeline.sweep.grid import expand
+from pipeline.trial.run import model_client_for
 
 TRIAL_PATH = ["trial.py", "llm.py", "agent.py", "memory.py", "executor.py", "limits.py",
               "model_config.py", "preflight.py", "providers.py", "sweep.py"]
@@ -134,6 +134,6 @@ def test_the_trial_path_never_names_a_provider(module: str) -> None:
     names = _names_in(REPO / "pipeline" / module)
     named = {n for n in names if "reference" in n.lower() or n.startswith("local/")}
     if module == "providers.py":
-        named -= {"reference", "reference-http", "pipeline.models.provider:in_process_provider",
-                  "pipeline.models.provider:http_provider"}
+        named -= {"reference", "reference-http", "pipeline.reference.provider:in_process_provider",
+                  "pipeline.reference.provider:http_provider"}
     assert named == set(), f"pipeline/{module} names {sorted(named)}"

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pipeline.redact import MASK, redact, redact_value
+from pipeline.util.redact import MASK, redact, redact_value
 
 CANARY = "sk-canary-0123456789abcdefABCDEF"
 
@@ -28,7 +28,7 @@ def test_ordinary_text_is_untouched() -> None:
 
 def test_a_redactor_reads_the_environment_once_and_redacts_as_redact_does(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.redact import redact, redactor
+    from pipeline.util.redact import redact, redactor
 
     monkeypatch.setenv("SOME_SERVICE_API_KEY", "canary-0123456789")
     scrub = redactor()

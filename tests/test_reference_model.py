@@ -9,10 +9,10 @@ from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
 from pipeline.errors import InfraError
-from pipeline.grid import ModelConfig
-from pipeline.llm import LiteLLMClient, classify, litellm_module
-from pipeline.models.reference import golden_script, reference_call_params
-from pipeline.providers import provider_named
+from pipeline.models.client import LiteLLMClient, classify, litellm_module
+from pipeline.models.providers import provider_named
+from pipeline.reference.reference import golden_script, reference_call_params
+from pipeline.sweep.grid import ModelConfig
 
 
 def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
@@ -52,7 +52,7 @@ def test_provider_is_registered_explicitly_and_refuses_without_script() -> None:
 
 
 def test_unknown_reference_variant_is_refused() -> None:
-    from pipeline.providers import resolve_route
+    from pipeline.models.providers import resolve_route
 
     for name in ("reference/nonsense", "reference-http/goldne"):
         with pytest.raises(ValueError, match="unknown reference model"):

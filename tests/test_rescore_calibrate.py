@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.calibrate import CheckLabel, calibrate, load_labels, read_traces
 from pipeline.catalog import CatalogError, bundled_suites, load_suites
-from pipeline.grid import ModelConfig, expand
-from pipeline.rescore import ScenarioIndex, rescore_run, stored_trials
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.stored.calibrate import CheckLabel, calibrate, load_labels, read_traces
+from pipeline.stored.rescore import ScenarioIndex, rescore_run, stored_trials
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -98,8 +98,7 @@ def test_labels_are_validated_with_file_line_and_field(tmp_path: Path) -> None:
 
 def test_the_cli_calibrates_from_the_warehouse_and_from_exported_traces(
         run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(run.parent))
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(label.model_dump_json() + "\n" for label in _labels(run)))
@@ -120,8 +119,7 @@ def test_the_cli_calibrates_from_the_warehouse_and_from_exported_traces(
 
 
 def test_show_prints_one_trial_by_a_short_id(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(run.parent))
     (trial_id,) = run_sql(run, "select trial_id from trials where run_id = 'orig' and "
                                "scenario_id = 'F1' and memory_mode = 'structured' and "
@@ -141,7 +139,7 @@ def test_show_prints_one_trial_by_a_short_id(run: Path, monkeypatch: pytest.Monk
 
 
 def test_a_not_applicable_label_agrees_with_an_absent_check_and_fails_a_failed_one() -> None:
-    from pipeline.calibrate import Tally
+    from pipeline.stored.calibrate import Tally
 
     tally = Tally()
     assert tally.add(None, "n/a") and tally.add(True, "n/a")

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE, descendants
 
+from pipeline.execution.retry import RetryPolicy
 from pipeline.models.faults import FaultProfile
-from pipeline.models.reference import SCRIPT_KEY, golden_script
-from pipeline.models.server import ServerHandle, _Handler, start_server
-from pipeline.retry import RetryPolicy
-from pipeline.sweep import SweepConfig, SweepPlan, execute_plan, plan, summarize
+from pipeline.reference.reference import SCRIPT_KEY, golden_script
+from pipeline.reference.server import ServerHandle, _Handler, start_server
+from pipeline.sweep.stages import SweepConfig, SweepPlan, execute_plan, plan, summarize
 from warehouse.query import run_sql
 
 pytestmark = pytest.mark.slow  # fault drills on Ray: injected errors, real backoff, a killed worker
@@ -148,7 +148,7 @@ class _CountingHandler(_Handler):
 
 
 def test_provider_limit_holds_across_workers(ray_local: Any, tmp_path: Path) -> None:
-    from pipeline.model_config import ModelConfig
+    from pipeline.models.config import ModelConfig
 
     with start_server(faults=FaultProfile(latency_ms=150)) as server:
         server.server.RequestHandlerClass = _CountingHandler
@@ -179,7 +179,7 @@ def _trial_workers() -> list[int]:
 @pytest.mark.timeout(120)  # leases of the dead worker not reclaimed = a hung sweep
 def test_a_killed_worker_means_a_retry_not_a_loss_or_a_duplicate(
         ray_local: Any, tmp_path: Path) -> None:
-    from pipeline.model_config import ModelConfig
+    from pipeline.models.config import ModelConfig
 
     with start_server(faults=FaultProfile(latency_ms=700)) as server:
         root = tmp_path / "wh"
@@ -220,7 +220,7 @@ def test_sweep_flow_applies_model_settings_faults_and_limits(
         ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     """Through the Prefect flow: faults of a reference model's settings, retried to complete."""
     from flows.sweep import sweep_flow
-    from pipeline.model_config import ModelConfig
+    from pipeline.models.config import ModelConfig
 
     root = tmp_path / "wh"
     settings = ModelConfig("reference/golden", concurrency=2, faults=FaultProfile(

@@ -6,7 +6,7 @@ from checking import checks_of
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_domain, load_suite
-from pipeline.sandbox import Sandbox
+from pipeline.environment.sandbox import Sandbox
 from pipeline.trace import ToolCall, Trace
 
 

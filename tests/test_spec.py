@@ -12,11 +12,11 @@ from conftest import MEETING_SUITE, REPO
 from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, bundled_suites
-from pipeline.model_config import ModelConfig
+from pipeline.execution.retry import RetryPolicy
+from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
-from pipeline.retry import RetryPolicy
-from pipeline.spec import load_spec
-from pipeline.sweep import SweepConfig
+from pipeline.sweep.spec import load_spec
+from pipeline.sweep.stages import SweepConfig
 
 VALID = """\
 # a comment line
@@ -101,7 +101,7 @@ def test_the_shipped_specs_load() -> None:
 
 
 def test_the_cases_spec_carries_runs_per_case_tools_and_thresholds_into_the_run() -> None:
-    from pipeline.sweep import config_json
+    from pipeline.sweep.stages import config_json
 
     config = load_spec(REPO / "infra" / "sweeps" / "cases.yaml", Path("/nonexistent"))
     assert (config.repeats, config.tools, config.memory_modes) == (3, "mock", ["chat"])
@@ -179,8 +179,7 @@ def test_a_broken_spec_names_line_and_field(tmp_path: Path, text: str, line: int
 
 def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
     path = _write(tmp_path, "models:\n  - name: reference/golden\n    concurrency: -1\n")
@@ -200,8 +199,8 @@ def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
 
 
 def test_per_model_settings_reach_the_grid_and_the_seed_moves_per_repeat(tmp_path: Path) -> None:
-    from pipeline.grid import expand
-    from pipeline.sweep import load_plan_suites
+    from pipeline.sweep.grid import expand
+    from pipeline.sweep.stages import load_plan_suites
 
     path = _write(tmp_path, "suites: [intent_change]\nrepeats: 2\nmemory_modes: [chat]\n"
                             "models:\n  - name: reference/golden\n"
@@ -231,7 +230,7 @@ def test_a_local_model_gets_its_route_and_default_params(tmp_path: Path) -> None
 def test_a_config_recorded_before_model_config_resumes_the_same_grid(tmp_path: Path) -> None:
     """runs.config_json of an older run (model names, the CLI's temperature and seed, a spec's
     model_settings apart) is read back as the same models, so the same trial ids."""
-    from pipeline.sweep import plan, upgrade_recorded
+    from pipeline.sweep.stages import plan, upgrade_recorded
 
     old = {"suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
            "models": ["reference/golden", "openai/x"], "temperature": 0.5, "seed": 3,

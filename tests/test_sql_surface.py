@@ -12,8 +12,8 @@ from conftest import MEETING_SUITE
 from typer.testing import CliRunner
 
 from pipeline.catalog import load_suites
-from pipeline.grid import ModelConfig, expand
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.writer import WarehouseWriter
 
 
@@ -33,8 +33,7 @@ def _fingerprint(root: Path) -> dict[str, str]:
 
 
 def _sql(home: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> object:
-    from pipeline import cli
-
+    from pipeline.cli import app as cli
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
     return CliRunner().invoke(cli.app, ["sql", *args])
 

@@ -17,18 +17,19 @@ SQL = re.compile(r"^\s*(SELECT\s.*\bFROM\b|SELECT\s+[\w(*]|WITH\s+\w+\s+AS\s*\(|
 INLINE_SQL_ALLOWED = {
     "warehouse/query.py": "the views over each table's files are built from the schema and the "
                           "file list, and the connection's lock settings",
-    "pipeline/prefect_state.py": "SQLite introspection of Prefect's own database, not the "
-                                 "warehouse",
-    "pipeline/database.py": "a database domain's per-trial SQLite sandbox (seed 004): its "
-                            "tables' introspection and setup, not the warehouse",
+    "pipeline/runtime/prefect_state.py": "SQLite introspection of Prefect's own database, "
+                                         "not the warehouse",
+    "pipeline/environment/database.py": "a database domain's per-trial SQLite sandbox (seed 004): "
+                                        "its tables' introspection and setup, not the warehouse",
     "pipeline/catalog/database.py": "a database domain's seed database checked at load: "
                                     "introspection of the domain's own SQLite, not the warehouse",
-    "pipeline/importers/tau2.py": "writes an imported domain's seed database (db.sql.gz), not "
-                                  "the warehouse",
+    "pipeline/interop/tau2_import.py": "writes an imported domain's seed database (db.sql.gz), "
+                                       "not the warehouse",
 }
 RENAME_ALLOWED = {
     "warehouse/atomic.py": "the helper itself",
-    "pipeline/prefect_state.py": "moves a broken Prefect database aside (a move, not a write)",
+    "pipeline/runtime/prefect_state.py": "moves a broken Prefect database aside "
+                                         "(a move, not a write)",
 }
 
 

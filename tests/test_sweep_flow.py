@@ -11,7 +11,7 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.sweep import SweepConfig, SweepOutcome
+from pipeline.sweep.stages import SweepConfig, SweepOutcome
 from warehouse.query import run_sql
 
 RUN = "e2e-run"

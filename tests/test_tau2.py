@@ -15,16 +15,15 @@ import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.catalog import load_domain
-from pipeline.database import changed_only, fresh_database, snapshot
-from pipeline.expected_state import golden_calls, replay_golden
-from pipeline.grid import ModelConfig, expand
-from pipeline.importers import ImportFailed, import_tau2
-from pipeline.importers.tau2 import GENERATED, check_task
-from pipeline.sandbox import Sandbox
+from pipeline.environment.database import changed_only, fresh_database, snapshot
+from pipeline.environment.expected_state import golden_calls, replay_golden
+from pipeline.environment.sandbox import Sandbox
+from pipeline.interop.tau2_import import GENERATED, ImportFailed, check_task, import_tau2
 from pipeline.scoring.communicate import said
 from pipeline.scoring.database import table_diff
+from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trace import ToolCall
-from pipeline.trial import RunContext, TrialResult, run_trial
+from pipeline.trial.run import RunContext, TrialResult, run_trial
 
 SOURCE = Path("/work/shared/peers/tau2-retail")
 DOMAIN = REPO / "catalogs" / "tau2_retail"
@@ -100,7 +99,7 @@ def test_the_suite_keeps_ids_instructions_gold_actions_and_criteria() -> None:
 
 
 def test_the_importer_and_the_tools_serialize_documents_alike() -> None:
-    from pipeline.importers.tau2 import _dump
+    from pipeline.interop.tau2_import import _dump
 
     tools = load_domain("tau2_retail", DOMAIN)
     dump = tools.write_tools["cancel_pending_order"].__globals__["dump"]
@@ -273,7 +272,7 @@ def test_the_mutants_a_task_must_catch_are_those_that_change_its_database() -> N
 @pytest.mark.slow
 def test_verify_suite_golden_passes_and_each_mutant_fails_the_database_check_exactly_there(
 ) -> None:
-    from pipeline.verify import verify
+    from pipeline.verify.mutants import verify
 
     cells = verify([loaded_suite(SUITE)], ["chat"], mutants=[
         "mutant-drops-last-write", "mutant-changes-write-argument", "mutant-stray-write",
@@ -311,8 +310,8 @@ def test_pass_hat_k_is_taus_estimator_averaged_over_scenarios() -> None:
 
 def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
         tmp_path: Path) -> None:
-    from pipeline.rescore import rescore_run
-    from pipeline.trial import tables_of
+    from pipeline.stored.rescore import rescore_run
+    from pipeline.trial.run import tables_of
     from warehouse.query import run_sql
     from warehouse.writer import WarehouseWriter
 
@@ -360,8 +359,8 @@ def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
 
 def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
         tmp_path: Path) -> None:
-    from pipeline.exporters.tau2 import export_run
-    from pipeline.trial import tables_of
+    from pipeline.interop.tau2_export import export_run
+    from pipeline.trial.run import tables_of
     from warehouse.writer import WarehouseWriter
 
     suite = loaded_suite(SUITE)
@@ -394,7 +393,7 @@ def test_the_tau2_export_keeps_calls_that_never_ran_from_running_in_tau2s_replay
     """tau2's evaluator re-executes every write of a trajectory whatever its recorded answer:
     a call the memory gate blocked, or whose arguments are not a JSON object, never reached
     our tools, so its exported arguments must make tau2's replay raise (a no-op there too)."""
-    from pipeline.exporters.tau2 import NOT_EXECUTED, UNPARSED, messages
+    from pipeline.interop.tau2_export import NOT_EXECUTED, UNPARSED, messages
     from pipeline.trace import BLOCKED, AssistantMessage, ToolResult, UserMessage
 
     address = {"order_id": "#W1", "address1": "1 Main St", "address2": "", "city": "Austin",

@@ -12,12 +12,12 @@ import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.catalog import Suite
-from pipeline.grid import ModelConfig, expand
 from pipeline.judge import JudgeOptions, judge_run, load_rubric
 from pipeline.judge.evidence import gather
-from pipeline.models.judges import nl_judge
-from pipeline.rescore import ScenarioIndex, stored_trials
-from pipeline.trial import RunContext, TrialResult, run_trial, tables_of
+from pipeline.reference.judges import nl_judge
+from pipeline.stored.rescore import ScenarioIndex, stored_trials
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, TrialResult, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -135,7 +135,7 @@ def test_tau2_reward_multiplies_the_basis_and_the_judge_never_changes_passed(
 
 
 def test_an_uncounted_check_is_no_rule_code_and_show_marks_it_a_signal(run: Path) -> None:
-    from pipeline.show import check_lines
+    from pipeline.cli.show import check_lines
     from warehouse.query import run_named
 
     trial = next(t for t in stored_trials(run, "tau2-reward")

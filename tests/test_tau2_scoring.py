@@ -11,10 +11,10 @@ import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.catalog import ExpectedAction, Suite, load_domain
-from pipeline.grid import ModelConfig, expand
 from pipeline.scoring.expected_actions import action_check, matches
 from pipeline.scoring.journal import Call
-from pipeline.trial import RunContext, TrialResult, run_trial
+from pipeline.sweep.grid import ModelConfig, expand
+from pipeline.trial.run import RunContext, TrialResult, run_trial
 
 DOMAIN = REPO / "catalogs" / "tau2_retail"
 SUITE = DOMAIN / "suites" / "retail.jsonl"
@@ -127,7 +127,7 @@ def test_action_on_the_whole_suite_golden_everywhere_mutants_wherever_a_write_ch
 
 def test_a_benchmarks_scenario_is_passed_by_its_reward_basis_our_other_checks_are_signals(
         ) -> None:
-    from pipeline.llm import ModelReply
+    from pipeline.models.client import ModelReply
 
     class Answers:
         """An agent that does nothing and answers in no language (punctuation only)."""

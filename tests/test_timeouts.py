@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from pipeline.model_config import ModelConfig
-from pipeline.retry import RetryPolicy
-from pipeline.sweep import SweepConfig, execute_plan, plan
-from pipeline.trial import RunContext, run_trial
+from pipeline.execution.retry import RetryPolicy
+from pipeline.models.config import ModelConfig
+from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.trial.run import RunContext, run_trial
 from warehouse.query import run_sql
 
 

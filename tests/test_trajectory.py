@@ -10,7 +10,7 @@ from checking import checks_of
 
 from pipeline.catalog import CallAction, LoadedScenario, catalogs_root, load_domain, load_suite
 from pipeline.catalog.models import TrajectoryRule
-from pipeline.sandbox import Sandbox
+from pipeline.environment.sandbox import Sandbox
 from pipeline.scoring import Call, Journal
 from pipeline.scoring.trajectory import (
     VIOLATION_CODES,

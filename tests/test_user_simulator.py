@@ -11,11 +11,11 @@ import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.errors import InfraError
-from pipeline.grid import ModelConfig, TrialSpec, expand
-from pipeline.llm import CallPurpose, ModelReply
+from pipeline.models.client import CallPurpose, ModelReply
+from pipeline.sweep.grid import ModelConfig, TrialSpec, expand
 from pipeline.trace import UserMessage
-from pipeline.trial import RunContext, run_trial, tables_of
-from pipeline.user_prompt import PROMPT_SHA256, STOP
+from pipeline.trial.run import RunContext, run_trial, tables_of
+from pipeline.user.prompt import PROMPT_SHA256, STOP
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
@@ -107,8 +107,8 @@ def test_a_user_who_never_stops_hits_the_turn_cap() -> None:
 
 
 def test_the_turn_cap_is_the_sweeps_and_part_of_the_trials_identity(tmp_path: Path) -> None:
-    from pipeline.run_command import RunOptions, build_config
-    from pipeline.sweep import plan
+    from pipeline.cli.run import RunOptions, build_config
+    from pipeline.sweep.stages import plan
 
     def spec_with(turns: int | None) -> TrialSpec:
         options = RunOptions(suite=[SUITE], scenario=["0"], model=["reference/golden"],
@@ -128,8 +128,8 @@ def test_the_turn_cap_is_the_sweeps_and_part_of_the_trials_identity(tmp_path: Pa
 
 
 def test_the_simulator_hears_the_agent_with_a_cue_to_answer_as_the_customer() -> None:
-    from pipeline.user_prompt import AGENT_PREFIX, GREETING, OPENING_CUE, REPLY_CUE
-    from pipeline.user_simulator import UserSimulator
+    from pipeline.user.prompt import AGENT_PREFIX, GREETING, OPENING_CUE, REPLY_CUE
+    from pipeline.user.simulator import UserSimulator
 
     seen: list[list[dict[str, Any]]] = []
 
@@ -154,8 +154,8 @@ def test_the_simulator_hears_the_agent_with_a_cue_to_answer_as_the_customer() ->
 
 
 def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
-    from pipeline.run_command import BadInput, check
-    from pipeline.sweep import SweepConfig
+    from pipeline.cli.run import BadInput, check
+    from pipeline.sweep.stages import SweepConfig
 
     def config(user: str) -> SweepConfig:
         return SweepConfig(suites=[SUITE], scenarios=["0"], models=["reference/golden"],
@@ -175,9 +175,9 @@ def test_a_silent_simulator_provider_opens_its_own_breaker_never_the_agents(
         ray_local: Any, tmp_path: Path) -> None:
     import socket
 
-    from pipeline.breaker import outages_of
-    from pipeline.retry import RetryPolicy
-    from pipeline.sweep import SweepConfig, execute_plan, plan
+    from pipeline.execution.breaker import outages_of
+    from pipeline.execution.retry import RetryPolicy
+    from pipeline.sweep.stages import SweepConfig, execute_plan, plan
 
     with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
         probe.bind(("127.0.0.1", 0))

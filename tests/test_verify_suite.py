@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 import pipeline.scoring.checks as checks
 from pipeline.catalog import Suite, bundled_suites, load_suites
-from pipeline.cli import app
-from pipeline.memory import StructuredMemory
-from pipeline.verify import verify
+from pipeline.cli.app import app
+from pipeline.trial.memory import StructuredMemory
+from pipeline.verify.mutants import verify
 
 SUITES = load_suites(bundled_suites())
 

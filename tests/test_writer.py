@@ -45,7 +45,8 @@ def test_batch_is_written_atomically_with_schema_version(tmp_path: Path) -> None
 
 def test_attempts_are_a_table_of_the_batch_like_any_other(tmp_path: Path) -> None:
     """One writer for every table: attempts share the batch's file name, its schema_version
-    and its all-or-nothing rollback (pipeline.sweep.BatchSink hands them in with their trials)."""
+    and its all-or-nothing rollback (pipeline.sweep.stages.BatchSink hands them in with their
+    trials)."""
     at = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     attempt = {"run_id": "r1", "trial_id": "t1", "attempt_id": "a1", "attempt": 1,
                "outcome": "complete", "started_at": at, "finished_at": at}

@@ -85,7 +85,7 @@ _KEY = (
 )
 _TRIAL_KEY = (
     *_KEY,
-    _c("trial_id", pa.string(), "Stable hash of the trial's identity (see pipeline.grid)."),
+    _c("trial_id", pa.string(), "Stable hash of the trial's identity (see pipeline.sweep.grid)."),
     _c("attempt_id", pa.string(), "Unique id of the execution attempt that produced the row."),
 )
 
@@ -183,7 +183,7 @@ TRIALS = Table(
            nullable=True),
         _c("cost_usd", pa.float64(), "Reported cost; null when not reported.", nullable=True),
         _c("user_model", pa.string(), "The user simulator's model; null when no simulator "
-           "played the user (pipeline.user_simulator).", nullable=True),
+           "played the user (pipeline.user.simulator).", nullable=True),
         _c("user_prompt_sha256", pa.string(), "Hash of the simulator's prompt template.",
            nullable=True),
         _c("user_model_calls", pa.int32(), "Calls of the user simulator (not in model_calls).",

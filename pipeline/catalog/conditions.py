@@ -42,7 +42,7 @@ from pipeline.catalog.golden import check_call
 from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Scenario
 from pipeline.catalog.state_paths import get_path, has_path, set_path
-from pipeline.hashing import sha256_json
+from pipeline.util.hashing import sha256_json
 
 CONDITION_MARK = "condition"
 """A suite line with this key (and no ``turns``) is a condition task."""

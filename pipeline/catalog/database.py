@@ -3,7 +3,7 @@ domain runs its writes on a database, every allowed change names exactly one row
 database and only columns it has, and faults and call counts name write tools.
 
 The seeded database of a ``db.sql`` text is built once per process (``seed_database``): the
-checks only read it, and each trial's database is a copy of it (``pipeline.database``).
+checks only read it, and each trial's database is a copy of it (``pipeline.environment.database``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ structured memory mode needs it), ``state_invariants(state) -> [message]`` in ``
 A domain whose ``tools.json`` says ``"sandbox": "database"`` runs its write tools for real
 against a per-trial copy of the SQLite database ``db.sql`` builds; its ``tools.py`` exports
 ``WRITE_TOOLS`` too, and every tool function takes the trial's ``sqlite3.Connection`` instead of
-the state (pipeline.database).
+the state (pipeline.environment.database).
 
 Domains are found under the catalog roots: every ``--catalog DIR`` given to the process
 (``set_extra_roots``, or ``AGENTSWEEP_CATALOGS`` separated by ``os.pathsep``), then the bundled
@@ -37,7 +37,7 @@ from pipeline.catalog.database_models import SandboxStyle
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.jsonlines import Location, line_of, read_json
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
-from pipeline.hashing import sha256_json, sha256_text
+from pipeline.util.hashing import sha256_json, sha256_text
 
 M = TypeVar("M", ToolCatalog, ReferenceReplies, ConditionStyle)
 ReadTool = Callable[[Any, dict[str, Any]], Any]

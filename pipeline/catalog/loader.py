@@ -23,7 +23,7 @@ from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.catalog.state_paths import has_path
-from pipeline.hashing import sha256_json
+from pipeline.util.hashing import sha256_json
 
 SuiteKind = Literal["scenarios", "cases", "conditions"]
 

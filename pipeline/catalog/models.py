@@ -403,7 +403,7 @@ class ToolCatalog(Strict):
 
 class ReferenceReplies(Strict):
     """What a domain's reference mutants say when a defect replaces a reply with the domain's
-    own words (``reference_replies.json``; pipeline.models.mutants). A mutant whose reply the
+    own words (``reference_replies.json``; pipeline.reference.mutants). A mutant whose reply the
     domain does not give plays the golden script."""
 
     over_reset: str | None = Field(default=None, min_length=1, description=(

@@ -4,7 +4,7 @@ A labels file (JSONL) holds one line per trial: the trial (run id, trial id, and
 for the reader), the person's verdict on the explanation by the rubric (``pass`` / ``fail``),
 who labelled it and when. ``calibrate_judge`` compares it with each judge's majority verdict
 over its repeats (per judge model and rubric): agreement, Cohen's kappa and the confusion
-matrix (``pipeline.calibrate.Confusion``: the statistics the check calibration uses too), the
+matrix (``pipeline.stored.calibrate.Confusion``: the statistics the check calibration uses too), the
 disagreeing trials, and the labelled trials the judge gave no verdict (a judge failure, or no
 majority). A label naming a trial the run does not have is refused (``file:line``).
 """
@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.calibrate import Confusion, LabelLine, read_label_lines
 from pipeline.catalog import CatalogError
-from pipeline.rescore import StoredTrial
+from pipeline.stored.calibrate import Confusion, LabelLine, read_label_lines
+from pipeline.stored.rescore import StoredTrial
 
 HumanVerdict = Literal["pass", "fail"]
 

@@ -1,6 +1,6 @@
 """One judgment: a judge call through the model client, retried like a model call.
 
-The call goes through ``pipeline.llm.LiteLLMClient`` with its own purpose, ``judge``, so a
+The call goes through ``pipeline.models.client.LiteLLMClient`` with its own purpose, ``judge``, so a
 scripted model answers it as a judge and a real one sees an ordinary chat call (the reply's
 JSON Schema asked for where the endpoint enforces one). An infrastructure failure (rate limit,
 timeout, connection, 5xx) is retried with the trials' ``RetryPolicy`` (exponential backoff,
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import AgentError, InfraError
+from pipeline.execution.retry import RetryPolicy
 from pipeline.judge.verdict import REPLY_SCHEMA, JudgeErrorKind, Reading, read_verdict
-from pipeline.llm import ModelClient
-from pipeline.retry import RetryPolicy
+from pipeline.models.client import ModelClient
 from warehouse.schema import JudgeVerdict
 
 RAW_LIMIT = 2000

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pipeline.limits import call_params_of
-from pipeline.model_config import ModelConfig
-from pipeline.services import serve_here
+from pipeline.execution.concurrency import call_params_of
+from pipeline.execution.services import serve_here
+from pipeline.models.config import ModelConfig
 
 
 @contextmanager

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from pipeline.catalog import Scenario
-from pipeline.hashing import sha256_text
 from pipeline.judge.delimiters import BEGIN, END
-from pipeline.rescore import StoredTrial
+from pipeline.stored.rescore import StoredTrial
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, UserMessage
+from pipeline.util.hashing import sha256_text
 
 EvidenceField = Literal["request", "expected_outcome", "before", "after", "tool_calls",
                         "answer", "nl_assertions", "transcript"]

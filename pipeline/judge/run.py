@@ -1,6 +1,7 @@
 """Judge a stored run: every judgeable trial, each judgment repeated, one batch of rows.
 
-Evidence comes from the warehouse only (``pipeline.rescore.stored_trials``: the trial row, its
+Evidence comes from the warehouse only (``pipeline.stored.rescore.stored_trials``: the trial row,
+its
 events and its database snapshots; the expected outcome from the scenario as the catalog has
 it), so judging needs no agent call. Judgments run on ``concurrency`` threads (at most that many
 judge calls in flight, the trials' per-model limit), each call under the model-call guard
@@ -23,16 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import CatalogError, domain_folder
-from pipeline.hashing import canonical_json
+from pipeline.execution.concurrency import CallGate
+from pipeline.execution.retry import RetryPolicy
 from pipeline.judge.client import JudgeCall, judge_once
 from pipeline.judge.evidence import EvidenceField, gather, messages
 from pipeline.judge.rubric import Rubric, load_rubric
 from pipeline.judge.store import write_judgments
-from pipeline.limits import CallGate
-from pipeline.llm import LiteLLMClient, model_call_guard
-from pipeline.model_config import ModelConfig
-from pipeline.rescore import ScenarioIndex, StoredTrial, stored_trials
-from pipeline.retry import RetryPolicy
+from pipeline.models.client import LiteLLMClient, model_call_guard
+from pipeline.models.config import ModelConfig
+from pipeline.stored.rescore import ScenarioIndex, StoredTrial, stored_trials
+from pipeline.util.hashing import canonical_json
 from warehouse.rows import JudgmentRow
 
 DEFAULT_RUBRIC = "rubrics/explanation.md"

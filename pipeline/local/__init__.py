@@ -1,7 +1,7 @@
 """The bundled local models: pinned weights, llama.cpp served on loopback, reached via LiteLLM.
 
-``local/<name>`` in a sweep resolves (pipeline.routes) to LiteLLM's OpenAI-compatible path at
-a server that the sweep starts on every Ray node (pipeline.services, pipeline.local.host).
+``local/<name>`` in a sweep resolves (pipeline.models.routes) to LiteLLM's OpenAI-compatible path at
+a server that the sweep starts on every Ray node (pipeline.execution.services, pipeline.local.host).
 Nothing else in the pipeline knows a model is local.
 """
 
@@ -17,7 +17,7 @@ from pipeline.local.catalog import (
 )
 from pipeline.local.route import LOCAL_SERVICE_PREFIX, local_route
 from pipeline.local.weights import WeightsError, ensure_weights, model_cache
-from pipeline.routes import ModelRoute
+from pipeline.models.routes import ModelRoute
 
 
 class LocalRuntimeMissing(RuntimeError):
@@ -27,7 +27,7 @@ class LocalRuntimeMissing(RuntimeError):
 def prepare(routes: Iterable[ModelRoute], progress: Callable[[str], None]) -> None:
     """Before a sweep on this machine: the runtime is installed and every local model's
     weights are fetched and verified (so a first run shows its progress, and fails early)."""
-    from pipeline.local.commands import RUNTIME_MISSING, runtime_installed
+    from pipeline.cli.local_model import RUNTIME_MISSING, runtime_installed
 
     names = sorted({r.node_service.removeprefix(LOCAL_SERVICE_PREFIX) for r in routes
                     if r.node_service and r.node_service.startswith(LOCAL_SERVICE_PREFIX)})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pipeline.local.catalog import local_model
-from pipeline.providers import ModelProvider
-from pipeline.routes import ModelRoute
+from pipeline.models.providers import ModelProvider
+from pipeline.models.routes import ModelRoute
 
 NO_KEY = "no-key"
 """LiteLLM's openai provider refuses to call without a key; the local server needs none."""
@@ -27,8 +27,9 @@ def local_route(model: str) -> ModelRoute:
 
 
 class LocalProvider(ModelProvider):
-    """``local/<name>``: registered in ``pipeline.providers``; only its route differs from a
-    plain OpenAI-compatible provider (the node's server is started by ``pipeline.services``)."""
+    """``local/<name>``: registered in ``pipeline.models.providers``; only its route differs from a
+    plain OpenAI-compatible provider (the node's server is started by
+    ``pipeline.execution.services``)."""
 
     access = "local_server"
 

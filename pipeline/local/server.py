@@ -27,9 +27,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from pipeline.hashing import sha256_text
 from pipeline.local.adapter import ADAPTER_ID, lift_tool_calls
 from pipeline.local.catalog import LocalModelSpec
+from pipeline.util.hashing import sha256_text
 
 HOST = "127.0.0.1"
 RUNTIME = "xllamacpp"

@@ -1,17 +1,1 @@
-"""Offline reference models: control agents that replay a scenario's golden actions."""
-
-from pipeline.models.reference import (
-    REFERENCE_PROVIDER,
-    REFERENCE_VARIANTS,
-    ReferenceScriptError,
-    reference_call_params,
-    register_reference_provider,
-)
-
-__all__ = [
-    "REFERENCE_PROVIDER",
-    "REFERENCE_VARIANTS",
-    "ReferenceScriptError",
-    "reference_call_params",
-    "register_reference_provider",
-]
+"""LiteLLM client: options per call, errors classified."""

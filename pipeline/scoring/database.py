@@ -28,7 +28,8 @@ from pipeline.scoring.results import CheckResult
 from pipeline.scoring.values import same_value
 
 Tables = Mapping[str, Mapping[str, Any]]
-"""A snapshot: table -> {"key": [...], "columns": [...], "rows": [...]} (pipeline.database)."""
+"""A snapshot: table -> {"key": [...], "columns": [...], "rows": [...]}
+(pipeline.environment.database)."""
 DETAIL_LIMIT = 20
 """Differences listed in a check's detail (the count is always given)."""
 

@@ -29,7 +29,7 @@ class Call:
     blocked: bool = False
     """The memory gate refused it (a kind of refusal)."""
     effects: int | None = None
-    """A database domain's write: rows it changed (pipeline.sandbox)."""
+    """A database domain's write: rows it changed (pipeline.environment.sandbox)."""
     error: str | None = None
     """What the call answered as an error (a refusal, or a fault after the commit)."""
 

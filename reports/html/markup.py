@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Scrub = Callable[[str], str]
-"""Redacts secrets from a text (``pipeline.redact.redact`` in the CLI and the nightly flow)."""
+"""Redacts secrets from a text (``pipeline.util.redact.redact`` in the CLI and the nightly flow)."""
 
 
 class Markup(str):

@@ -45,7 +45,7 @@ def script_hash(script: str) -> str:
 @dataclass(frozen=True)
 class ReportOptions:
     scrub: Scrub
-    """Redaction applied to every text the report shows (pipeline.redact.redact)."""
+    """Redaction applied to every text the report shows (pipeline.util.redact.redact)."""
     traces: TraceOptions = field(default_factory=TraceOptions)
     decision: Decision | None = None
     """A comparison (the report's run is its candidate)."""

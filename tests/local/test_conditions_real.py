@@ -12,12 +12,12 @@ import pytest
 from conftest import REPO
 
 from pipeline.catalog import load_suite
-from pipeline.grid import ModelConfig, expand
-from pipeline.llm import LiteLLMClient
 from pipeline.local import local_model
+from pipeline.models.client import LiteLLMClient
 from pipeline.scoring.conditions import REPORT_KINDS
+from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trace import ToolCall
-from pipeline.trial import RunContext, run_trial, tables_of
+from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 

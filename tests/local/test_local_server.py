@@ -13,12 +13,12 @@ from jsonschema import Draft202012Validator
 
 from pipeline.catalog import load_domain
 from pipeline.errors import AgentError
-from pipeline.grid import ModelConfig
-from pipeline.llm import LiteLLMClient
 from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID
-from pipeline.memory import generation_schema
-from pipeline.providers import resolve_route
+from pipeline.models.client import LiteLLMClient
+from pipeline.models.providers import resolve_route
+from pipeline.sweep.grid import ModelConfig
+from pipeline.trial.memory import generation_schema
 
 pytestmark = pytest.mark.slow  # a real 1.5B model on two CPUs (the adapter tests are fast)
 

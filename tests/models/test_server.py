@@ -16,23 +16,23 @@ from typing import Any
 
 import pytest
 
-from pipeline.agent import Agent
 from pipeline.catalog import Scenario, load_domain, load_suite
+from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import InfraError
-from pipeline.grid import ModelConfig
-from pipeline.llm import LiteLLMClient, classify, litellm_module
+from pipeline.models.client import LiteLLMClient, classify, litellm_module
 from pipeline.models.faults import FaultProfile
-from pipeline.models.reference import SCRIPT_KEY, golden_script, reference_call_params
-from pipeline.models.server import (
+from pipeline.models.providers import provider_named
+from pipeline.reference.reference import SCRIPT_KEY, golden_script, reference_call_params
+from pipeline.reference.server import (
     FAULTS_HEADER,
     SERVED_VERSION,
     ServerHandle,
     chat_completion,
     start_server,
 )
-from pipeline.providers import provider_named
-from pipeline.sandbox import Sandbox
+from pipeline.sweep.grid import ModelConfig
 from pipeline.trace import Trace
+from pipeline.trial.agent import Agent
 
 SUITE = (Path(__file__).resolve().parents[2] / "catalogs" / "meeting_rooms" / "suites"
          / "intent_change.jsonl")
@@ -263,7 +263,7 @@ def test_a_burst_of_connections_is_not_dropped() -> None:
     import threading
     import urllib.request
 
-    from pipeline.models.server import start_server
+    from pipeline.reference.server import start_server
 
     handle = start_server()
     failures: list[BaseException] = []

@@ -1,0 +1,191 @@
+"""``agentsweep compare`` and ``agentsweep gate``: read the inputs, decide (``reports``), print,
+store the decision record, write JUnit XML; the exit code.
+
+compare: 0, or 1 with ``--fail-on-new-regression`` when a cell regressed (new_failure or
+stability_regression); gate: 0 admit, 1 block, 3 incomplete; both: 2 for bad input (a missing
+run, nothing shared, a gate config with an unknown key, a review of an unknown scenario).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rich.console import Console
+
+from pipeline.catalog import CatalogError, known_suites, load_suite, set_extra_roots
+from pipeline.decide.files import (
+    load_gate_config,
+    load_reviews,
+    recorded_gate_config,
+    thresholds,
+)
+from reports import (
+    BootstrapOptions,
+    ComparisonInputError,
+    Decision,
+    decide,
+    decision_json,
+    decision_junit,
+    recorded_thresholds,
+    store_decision,
+    write_junit,
+)
+from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from warehouse.query import run_named
+from warehouse.writer import WarehouseError, validate_run_id
+
+EXIT_BAD_INPUT = 2
+OutputFormat = Literal["table", "json"]
+
+
+@dataclass(frozen=True)
+class DecideOptions:
+    baseline: str
+    candidate: str
+    config: Path | None = None
+    review: Path | None = None
+    junit: Path | None = None
+    seed: int = DEFAULT_SEED
+    resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    output_format: OutputFormat = "table"
+    fail_on_new_regression: bool = False
+    catalogs: tuple[Path, ...] = ()
+    """Catalog roots searched (before the bundled one) for the runs' suites."""
+
+
+def critical_scenarios(root: Path, baseline: str, candidate: str
+                       ) -> tuple[frozenset[str], list[str]]:
+    """Scenario ids marked ``"critical": true`` in the suites the two runs ran (looked up in the
+    catalogs by suite id), and a note for each suite no catalog root holds (its marks unknown:
+    name its root with --catalog, or the scenarios with ``critical:`` in the gate config)."""
+    suites = [str(r[0]) for r in run_named(root, "run_suites",
+                                           {"baseline": baseline, "candidate": candidate}).rows]
+    known = known_suites()
+    found: set[str] = set()
+    notes = []
+    for suite_id in suites:
+        if suite_id not in known:
+            notes.append(f"suite {suite_id} is in no catalog root: its critical marks are "
+                         "unknown (--catalog DIR, or critical: [...] in the gate config)")
+            continue
+        found |= {s.scenario.id for s in load_suite(known[suite_id]).scenarios
+                  if s.scenario.critical}
+    return frozenset(found), notes
+
+
+def make_decision(root: Path, options: DecideOptions) -> Decision:
+    """The decision; CatalogError / ComparisonInputError / WarehouseError for bad input."""
+    for run_id in (options.baseline, options.candidate):
+        validate_run_id(run_id)
+    set_extra_roots(list(options.catalogs))
+    file = load_gate_config(options.config) if options.config else None
+    reviews = load_reviews(options.review) if options.review else []
+    recorded = recorded_gate_config(recorded_thresholds(root, options.candidate),
+                                    options.candidate)
+    critical, notes = critical_scenarios(root, options.baseline, options.candidate)
+    named = frozenset(file.critical if file else [])
+    return decide(root, options.baseline, options.candidate, critical=critical | named,
+                  reviews=reviews, thresholds=thresholds(recorded, file),
+                  options=BootstrapOptions(options.seed, options.resamples, options.confidence),
+                  notes=notes)
+
+
+def _print_table(console: Console, decision: Decision) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{decision.candidate} vs {decision.baseline}: transitions "
+                        "(paired repeats)")
+    for column in ("scenario", "model", "prompt", "memory", "critical", "base -> cand",
+                   "class", "pass^k cand (k=1..n)"):
+        table.add_column(column)
+    for t in decision.transitions:
+        model = (t.candidate_model if t.baseline_model == t.candidate_model
+                 else f"{t.baseline_model} -> {t.candidate_model}")
+        table.add_row(t.scenario_id, model, t.prompt_id, t.memory_mode,
+                      "yes" if t.critical else "", t.label, t.transition,
+                      " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1]))
+    console.print(table)
+    _print_deltas(console, decision)
+    for change in decision.changes:
+        state = (f"reviewed: {change.review.reason}" if change.review else
+                 "changed together with the candidate: needs review")
+        console.print(f"expectation change {change.scenario_id}: {change.old_sha256[:12]} -> "
+                      f"{change.new_sha256[:12]} ({state})", markup=False)
+    interval = decision.interval
+    if interval is not None:
+        console.print(f"pass-rate difference (cand - base, mean over {interval.scenarios} "
+                      f"scenarios): {interval.estimate:+.3f}; paired bootstrap "
+                      f"{interval.confidence:.0%} interval [{interval.low:+.3f}, "
+                      f"{interval.high:+.3f}] (seed {interval.seed}, {interval.resamples} "
+                      "resamples)", markup=False)
+    _print_verdict(console, decision)
+
+
+def _fmt(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.4g}"
+
+
+def _print_deltas(console: Console, decision: Decision) -> None:
+    from rich.table import Table
+
+    table = Table(title="usage per trial (unknown stays unknown)")
+    for column in ("figure", "baseline", "candidate", "delta", "delta %"):
+        table.add_column(column)
+    for d in decision.deltas:
+        table.add_row(d.figure, _fmt(d.baseline), _fmt(d.candidate), _fmt(d.delta),
+                      _fmt(d.percent))
+    console.print(table)
+
+
+def _print_verdict(console: Console, decision: Decision) -> None:
+    gate = decision.gate
+    console.print(f"gate: {gate.verdict.upper()} (exit {gate.exit_code})", markup=False)
+    for reason in gate.reasons:
+        console.print(f"  - {reason}", markup=False, soft_wrap=True)
+    for note in gate.notes:
+        console.print(f"  note: {note}", markup=False, soft_wrap=True)
+
+
+def _emit(root: Path, decision: Decision, options: DecideOptions, console: Console,
+          verdict_only: bool) -> None:
+    store_decision(root, decision)
+    if options.junit is not None:
+        write_junit(options.junit, decision_junit(root, decision))
+    if options.output_format == "json":
+        console.print_json(json.dumps(decision_json(decision)))
+    elif verdict_only:
+        _print_verdict(console, decision)
+    else:
+        _print_table(console, decision)
+
+
+def _decided(root: Path, options: DecideOptions, err: Console) -> Decision | None:
+    try:
+        return make_decision(root, options)
+    except (CatalogError, ComparisonInputError, WarehouseError) as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return None
+
+
+def compare_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
+    decision = _decided(root, options, err)
+    if decision is None:
+        return EXIT_BAD_INPUT
+    _emit(root, decision, options, console, verdict_only=False)
+    if options.fail_on_new_regression and decision.regressions():
+        cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
+        err.print(f"new regression(s): {cells}", markup=False, soft_wrap=True)
+        return 1
+    return 0
+
+
+def gate_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
+    decision = _decided(root, options, err)
+    if decision is None:
+        return EXIT_BAD_INPUT
+    _emit(root, decision, options, console, verdict_only=True)
+    return decision.gate.exit_code

@@ -1,0 +1,62 @@
+"""``agentsweep import``: other benchmarks' data into our catalog format
+(pipeline.interop.tau2_import)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.tables import make_console
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Import another benchmark's data as a catalog domain and suite.")
+export_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                         help="Export a run's trajectories in another benchmark's format.")
+EXIT_BAD_INPUT = 2
+
+
+@app.command()
+def tau2(
+    source: Annotated[Path, typer.Argument(help="tau2's data/tau2/domains/retail folder.")],
+    out: Annotated[Path, typer.Option("--out", help="The domain folder to write.")],
+) -> None:
+    """tau2-bench retail: tasks.json + db.json + policy.md -> a database domain and a suite."""
+    from pipeline.interop.tau2_import import ImportFailed, import_tau2
+
+    try:
+        report = import_tau2(source, out)
+    except ImportFailed as exc:
+        make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False,
+                                        soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    make_console().print(f"{report.tasks} tasks, {report.gold_actions} gold actions -> {out}: "
+                         f"{', '.join(report.files)}", markup=False, highlight=False)
+
+
+@export_app.command(name="tau2")
+def export_tau2(
+    run_id: Annotated[str, typer.Option("--run-id", help="The run to export.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Write here (default: stdout).")
+                   ] = None,
+) -> None:
+    """A run's trajectories in tau2-bench's message format (docs/tau2.md)."""
+    import json
+
+    from pipeline.interop.tau2_export import export_run
+    from pipeline.runtime import hygiene
+    from warehouse.atomic import write_text
+
+    try:
+        exported = export_run(hygiene.warehouse_root(), run_id)
+    except ValueError as exc:
+        make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    text = json.dumps(exported, ensure_ascii=False, indent=1)
+    if out is None:
+        typer.echo(text)
+    else:
+        write_text(out, text + "\n")
+        make_console().print(f"{len(exported['simulations'])} simulation(s) -> {out}",
+                             markup=False, highlight=False)

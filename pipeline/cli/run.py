@@ -1,0 +1,489 @@
+"""``agentsweep run``: options -> a checked SweepConfig -> the Prefect flow -> what happened.
+
+Every mistake in the options or the catalogs is found before the first trial (``BadInput``,
+exit 2, one line naming the option or the file and field); a run id that exists is continued
+only with ``--resume`` (``--resume --run-id R`` alone reuses R's recorded grid) or extended with
+``--append``; Ctrl-C stops with one line and the resume command.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from pipeline.runtime import hygiene
+from pipeline.runtime.phases import mark
+
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
+                   "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
+                   "run_id": "--run-id", "max_in_flight": "--max-in-flight",
+                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
+                   "user_max_turns": "--user-max-turns"}
+
+
+class BadInput(Exception):
+    """An option, spec or catalog mistake: exit 2, nothing ran."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The command line of ``agentsweep run``, as given (None / empty: not given)."""
+
+    suite: list[Path] = field(default_factory=list)
+    catalog: list[Path] = field(default_factory=list)
+    scenario: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    prompt: list[str] = field(default_factory=list)
+    memory_mode: list[str] = field(default_factory=list)
+    repeats: int | None = None
+    tools: str | None = None
+    user_model: str | None = None
+    """The user simulator's model (scenarios with a simulated user)."""
+    user_max_turns: int | None = None
+    api_base: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    run_id: str | None = None
+    resume: bool = False
+    ray_address: str | None = None
+    max_in_flight: int | None = None
+    timeout_s: float | None = None
+    spec: Path | None = None
+    append: bool = False
+    junit: Path | None = None
+    """Write the run's JUnit XML here when the sweep ends (whatever its exit code)."""
+
+    def grid_given(self) -> bool:
+        grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
+                self.memory_mode, self.temperature, self.seed, self.max_in_flight,
+                self.api_base, self.timeout_s, self.tools, self.user_model,
+                self.user_max_turns)
+        return any(v not in (None, []) for v in grid)
+
+
+def build_config(options: RunOptions) -> Any:
+    """The SweepConfig the options describe; BadInput for a mistake."""
+    from pipeline.catalog import CatalogError
+    from pipeline.sweep.stages import SweepConfig
+
+    if options.resume and not options.run_id and options.spec is None:
+        raise BadInput("--resume needs --run-id")
+    if options.resume and options.append:
+        raise BadInput("--resume continues a run's own grid; --append adds another: choose one")
+    if options.spec is not None and options.grid_given():
+        raise BadInput("--spec: set suites, scenarios, models, prompts, memory modes, "
+                       "temperature, seed, tools and max in flight in the spec (only --run-id, "
+                       "--resume, --ray-address, --repeats override it)")
+    try:
+        if options.spec is not None:
+            return _from_spec(options)
+        args = _grid_args(options)
+        if options.resume and not options.grid_given() and options.repeats is None:
+            args.update(_recorded_grid(str(options.run_id)))
+        return SweepConfig(**args)
+    except ValidationError as exc:
+        raise BadInput(option_error(exc)) from None
+    except CatalogError as exc:  # a spec file's mistake: file:line: field: message
+        raise BadInput(str(exc)) from None
+
+
+def _grid_args(options: RunOptions) -> dict[str, Any]:
+    args: dict[str, Any] = {"suites": options.suite, "resume": options.resume,
+                            "ray_address": options.ray_address,
+                            "warehouse": hygiene.warehouse_root(),
+                            "models": _models(options)}
+    for key, value in (("scenarios", options.scenario),
+                       ("prompts", options.prompt), ("memory_modes", options.memory_mode),
+                       ("catalogs", [c.resolve() for c in options.catalog]),
+                       ("run_id", options.run_id), ("repeats", options.repeats),
+                       ("max_in_flight", options.max_in_flight), ("tools", options.tools),
+                       ("user_model", options.user_model),
+                       ("user_max_turns", options.user_max_turns)):
+        if value not in (None, []):
+            args[key] = value
+    return args
+
+
+def _models(options: RunOptions) -> list[Any]:
+    """One ModelConfig per ``--model``, each with the options that apply to every model
+    (``--temperature``, ``--seed``, ``--api-base``, ``--timeout-s``). A ValidationError names
+    the option (its field is the option's name)."""
+    from pipeline.models.config import ModelConfig
+    from pipeline.sweep.grid import DEFAULT_MODEL
+
+    given = {key: value for key, value in (
+        ("temperature", options.temperature), ("seed", options.seed),
+        ("api_base", options.api_base), ("timeout_s", options.timeout_s)) if value is not None}
+    return [ModelConfig(name, **given) for name in options.model or [DEFAULT_MODEL]]
+
+
+def _from_spec(options: RunOptions) -> Any:
+    from pipeline.sweep.spec import load_spec
+
+    assert options.spec is not None
+    config = load_spec(options.spec, hygiene.warehouse_root(), {
+        "run_id": options.run_id, "resume": options.resume or None,
+        "ray_address": options.ray_address, "repeats": options.repeats})
+    if config.resume and "run_id" not in config.model_fields_set:
+        raise BadInput("--resume needs --run-id (or run_id in the spec)")
+    return config
+
+
+def _recorded_grid(run_id: str) -> dict[str, Any]:
+    """``--resume --run-id R`` alone: the grid options R was started with."""
+    from pipeline.sweep.stages import recorded_config
+
+    recorded = recorded_config(hygiene.warehouse_root(), run_id)
+    if recorded is None:
+        raise BadInput(f"--run-id {run_id}: no recorded grid for this run (it never started "
+                       "here, or it is older than this version): give its grid options too")
+    return {k: v for k, v in recorded.items() if k not in ("run_id", "resume")}
+
+
+def option_error(exc: ValidationError) -> str:
+    """A pydantic error about the run's options as one line naming the option."""
+    first = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in first["loc"]]
+    option = OPTION_OF_FIELD.get(loc[0], "--" + loc[0].replace("_", "-")) if loc else "options"
+    value = first.get("input")
+    shown = f" {value!r}" if isinstance(value, str | int | float) else ""
+    return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
+
+
+def refuse_existing(config: Any, append: bool) -> None:
+    from pipeline.sweep.stages import run_exists
+
+    if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
+        raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
+                       "--resume, add another grid to it with --append, or choose a new "
+                       "--run-id")
+
+
+def check_free_space(warehouse: Path) -> None:
+    """Room for Prefect's database and the warehouse before anything is written (a disk that
+    fills during Prefect's first start used to leave its database half-migrated)."""
+    from warehouse.diskspace import MB, free_bytes, min_free_bytes
+
+    try:
+        floor = min_free_bytes()
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    for what, path in (("the warehouse", warehouse), ("Prefect's home", hygiene.prefect_home())):
+        free = free_bytes(path)
+        if free < floor:
+            raise BadInput(f"{path}: only {free / MB:.1f} MB free on the disk of {what}; a run "
+                           f"needs {floor / MB:.0f} MB (AGENTSWEEP_MIN_FREE_MB). Free some "
+                           "space or point AGENTSWEEP_HOME at a larger disk")
+
+
+def _check_ray_address(address: str) -> None:
+    """A cluster address must answer before a run joins it (Ray would retry for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=3):
+            return
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--ray-address {address}: no Ray cluster answers there "
+                       f"({getattr(exc, 'strerror', None) or exc}); start one "
+                       "(`agentsweep up`, `ray start --head`) or leave the option out for a "
+                       "local Ray") from None
+
+
+def check(config: Any, append: bool) -> list[Any]:
+    """Everything about the run that can be known before it starts; returns the routes."""
+    from pipeline.catalog import CatalogError
+    from pipeline.sweep.preflight import preflight
+    from pipeline.sweep.stages import load_plan_suites
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    try:
+        validate_run_id(config.run_id)
+        check_free_space(config.warehouse)
+        refuse_existing(config, append)
+        if config.ray_address:
+            _check_ray_address(config.ray_address)
+        suites = load_plan_suites(config)
+        try:
+            models = config.resolved_models()
+        except ValueError as exc:
+            if isinstance(exc, ValidationError):
+                raise
+            raise BadInput(f"--model: {exc}") from None
+        _default_modes(config, suites)
+        preflight(models, suites, config.prompts, config.memory_modes)
+        _check_user_model(config, [m.name for m in models])
+    except ValidationError as exc:
+        raise BadInput(option_error(exc)) from None
+    except (CatalogError, WarehouseError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    return [m.route for m in models if m.route is not None]
+
+
+def _default_modes(config: Any, suites: list[Any]) -> None:
+    """Memory modes nobody chose: leave out structured mode when a domain of the run has no
+    state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
+    from pipeline.catalog import load_domain
+
+    if "memory_modes" in config.model_fields_set:
+        return
+    lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
+                      if load_domain(s.scenario.domain).state_schema is None})
+    if lacking and "structured" in config.memory_modes:
+        config.memory_modes = [m for m in config.memory_modes if m != "structured"]
+        Console(stderr=True).print(
+            f"note: structured memory mode left out: domain {', '.join(lacking)} has no "
+            "state.schema.json (choose modes with --memory-mode)", markup=False)
+
+
+@dataclass
+class Terminal:
+    out: Console
+    err: Console
+
+
+def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
+    """Run the checked config; the exit code."""
+    if config.resume and _nothing_left(config, terminal):
+        return 0
+    from pipeline.runtime import stack
+    attached = None if config.ray_address else stack.attach()
+    if attached is not None:
+        config = config.model_copy(update={"ray_address": attached.ray_address})
+    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
+                          terminal=terminal)
+    mark("starting the Prefect flow")
+    hygiene.prepare_prefect_home()
+    from flows.sweep import sweep_flow
+    from pipeline.util.secrets import conceal_config
+
+    config = conceal_config(config)  # flow parameters are stored by Prefect: no credential
+    where = ("the local stack (agentsweep up)" if attached else
+             f"Ray at {config.ray_address}" if config.ray_address else
+             "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
+    terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {where}")
+    from pipeline.execution.executor import RayStartError
+
+    previous = signal.signal(signal.SIGINT, _quiet_interrupt)
+    _keep_run_logs_off_the_terminal()
+    try:
+        outcome = sweep_flow(config)
+    except RayStartError as exc:
+        terminal.err.print(f"error: {exc}; nothing ran. Continue later with: agentsweep run "
+                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
+    except KeyboardInterrupt:
+        terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
+                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    mark("done")
+    from pipeline.runtime.prefect_state import mark_good
+
+    mark_good(hygiene.prefect_home())
+    return report(config, outcome, terminal)
+
+
+def _disk_full(exc: BaseException, config: Any) -> bool:
+    """The failure came from a full disk: said so in the error, or (Prefect's API answers a
+    failed SQLite write with an HTTP 500) the disk of the warehouse or Prefect is full now."""
+    from warehouse.diskspace import WRITE_RESERVE_BYTES, free_bytes, is_no_space
+
+    return is_no_space(exc) or any(free_bytes(path) < WRITE_RESERVE_BYTES
+                                   for path in (config.warehouse, hygiene.prefect_home()))
+
+
+def _no_space_line(exc: BaseException, config: Any) -> str:
+    """The full disk, by path: the DiskFull in the chain, or the disk that is full now."""
+    from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
+
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, DiskFull):
+            return str(current)
+        current = current.__cause__ or current.__context__
+    for path in (config.warehouse, hygiene.prefect_home()):
+        free = free_bytes(path)
+        if free < WRITE_RESERVE_BYTES:
+            return str(DiskFull(path, free))
+    return "no space left on a disk the run writes to"
+
+
+class _NotRunLogs(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+
+
+def _keep_run_logs_off_the_terminal() -> None:
+    """Prefect's flow- and task-run log lines still reach its API (its database and UI) but
+    not the terminal: the command prints the run's outcome itself, and an unexpected exception
+    once (Prefect would add a traceback of its own, a full disk's among them). A log line the
+    API cannot store is dropped silently, as the standard library does in production."""
+    logging.raiseExceptions = False  # Prefect's API log handler checks this before printing
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _NotRunLogs) for f in handler.filters):
+            handler.addFilter(_NotRunLogs())
+
+
+def _quiet_interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C: Prefect's own "crash detected" lines are not news (we print one line and the
+    resume command); then the usual KeyboardInterrupt."""
+    for name in ("prefect", "prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    signal.default_int_handler(signum, frame)
+
+
+def report(config: Any, outcome: Any, terminal: Terminal) -> int:
+    from pipeline.cli.tables import print_rows, print_summary
+
+    if outcome.summary_rows or outcome.stopped is None:
+        print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
+                      f"pass rate, run {outcome.run_id}")
+    if outcome.stopped is None:
+        statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
+        terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
+                           f"({statuses}); skipped {outcome.skipped} already final")
+    _print_reasons(config.warehouse, outcome.run_id, terminal, print_rows)
+    if outcome.stopped is not None:
+        terminal.err.print(f"error: stopped: {outcome.stopped}; the trials of the batch that did "
+                           "not fit were not saved and run again on resume. Free some space, "
+                           f"then: agentsweep run --run-id {outcome.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
+    from pipeline.execution.breaker import outages_of
+
+    for outage in outages_of(outcome.run_id):
+        terminal.out.print(outage.describe(), markup=False)
+    refused = _config_error(config.warehouse, outcome.run_id)
+    if refused is not None:
+        terminal.err.print(f"error: the provider refused the configuration: {refused}; no new "
+                           f"trial was started. Fix it, then: agentsweep run --run-id "
+                           f"{outcome.run_id} --resume", markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    incomplete = outcome.statuses.get("incomplete", 0)
+    if incomplete:
+        terminal.err.print(f"{incomplete} trial(s) incomplete (infrastructure errors); "
+                           f"continue with: agentsweep run --run-id {outcome.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _print_reasons(root: Path, run_id: str, terminal: Terminal, print_rows: Any) -> None:
+    from warehouse.query import run_named
+
+    reasons = run_named(root, "failure_reasons", {"run_id": run_id})
+    if reasons.rows:
+        print_rows(terminal.out, reasons.columns, reasons.rows, "table",
+                   title="why trials did not pass (most frequent first)")
+
+
+def _config_error(root: Path, run_id: str) -> str | None:
+    from warehouse.query import run_named
+
+    rows = run_named(root, "config_errors", {"run_id": run_id}).rows
+    return str(rows[0][0]) if rows else None
+
+
+def _nothing_left(config: Any, terminal: Terminal) -> bool:
+    """A resume with every trial already final: say so and stop, starting neither Prefect nor
+    Ray (nothing would run; no flow run or runs row is recorded for it)."""
+    from pipeline.cli.tables import print_summary
+    from pipeline.sweep.stages import plan, summarize
+
+    sweep_plan = plan(config)
+    if sweep_plan.pending:
+        return False
+    columns, rows = summarize(config.warehouse, sweep_plan.run_id)
+    print_summary(terminal.out, columns, rows, f"pass rate, run {sweep_plan.run_id}")
+    terminal.out.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
+                       f"{sweep_plan.skipped} already final")
+    return True
+
+
+def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal) -> None:
+    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
+    from pipeline import local
+    from pipeline.cli.local_model import runtime_installed
+
+    try:
+        if local_ray:
+            local.prepare(routes, progress=lambda text: terminal.out.print(text, markup=False))
+        elif any(r.node_service for r in routes) and not runtime_installed():
+            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
+    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
+        raise BadInput(str(exc)) from None
+
+
+def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal) -> None:
+    """The run's JUnit XML: one testcase per scenario x model x prompt x memory mode."""
+    from reports.junit import run_junit, write_junit
+
+    write_junit(path, run_junit(warehouse, run_id))
+    terminal.out.print(f"JUnit XML: {path}", markup=False)
+
+
+def main(options: RunOptions, terminal: Terminal) -> int:
+    from pipeline.execution.runlock import RunLocked, run_lock
+
+    mark("checking the inputs")
+    config = None
+    try:
+        config = build_config(options)
+        routes = check(config, options.append)
+        with run_lock(config.run_id):
+            refuse_existing(config, options.append)  # again: another driver may just have run it
+            code = execute(config, routes, terminal)
+        if options.junit is not None:
+            write_run_junit(config.warehouse, config.run_id, options.junit, terminal)
+        return code
+    except RunLocked as exc:
+        terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except BadInput as exc:
+        terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if config is None or not _disk_full(exc, config):
+            raise
+        from pipeline.sweep.stages import recorded_config
+
+        again = (f"resume with: agentsweep run --run-id {config.run_id} --resume"
+                 if recorded_config(config.warehouse, config.run_id) is not None
+                 else "run the same command again")
+        terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
+                           f"Free some space, then {again}", markup=False, soft_wrap=True)
+        return EXIT_INCOMPLETE
+
+
+def _check_user_model(config: Any, agents: list[str]) -> None:
+    """The user simulator's model: one its provider knows, with its key; a model served on the
+    nodes (the local model) only when an agent model of the sweep is the same (its server is
+    started for the agents)."""
+    from pipeline.sweep.preflight import PreflightError, preflight
+
+    if config.user_model is None:
+        return
+    try:
+        user = config.user_model.resolved()
+    except ValueError as exc:
+        raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
+    try:
+        preflight([user], [], config.prompts, [])
+    except PreflightError as exc:
+        raise BadInput(f"--user-model: {exc}") from None
+    if user.route is not None and user.route.node_service and user.name not in agents:
+        raise BadInput(f"--user-model {user.name}: a model served on the nodes plays the user "
+                       "only when it is also a --model of the sweep (its server is started "
+                       "for the agents)")

@@ -1,0 +1,1 @@
+"""Compare and gate over stored runs (reports/ does the statistics)."""

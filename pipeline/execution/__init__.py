@@ -1,0 +1,1 @@
+"""Cluster-wide concurrency per provider group (Ray actors)."""

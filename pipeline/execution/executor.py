@@ -1,0 +1,541 @@
+"""Run trials on Ray with a bounded number in flight; retries and results stream to callbacks.
+
+Ray is imported lazily. A local Ray is started unless an address is given (``--ray-address``
+or ``RAY_ADDRESS``); see pipeline.runtime.hygiene for how its processes are kept on loopback.
+
+Where things happen:
+
+- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, each
+  pinned softly to a node so that every node gets its share), each running up to
+  ``ceil(max_in_flight / workers)`` trials at once in threads: a trial mostly waits on its
+  model, so a CPU's worth of process serves many trials.
+- **Retries live on the driver.** Every finished attempt is settled by ``RetryBook``: an
+  infrastructure failure is re-submitted after the policy's backoff (Retry-After honoured),
+  possibly to another worker; a worker that dies mid-trial is replaced and its trials come
+  back as ``harness_error`` attempts and are retried the same way. Ray's own task retries are
+  off so that every attempt is seen and recorded.
+- **Bounded**: trials running plus trials waiting out a backoff never exceed ``max_in_flight``;
+  the grid is pulled from its iterator only as room frees up.
+- **Limits** per model or provider group hold across the cluster (pipeline.execution.concurrency).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pipeline.errors import CONFIG_ERROR
+from pipeline.execution.attempts import Attempt, RetryBook
+from pipeline.execution.breaker import Breaker, keep_outages
+from pipeline.execution.concurrency import CallGate, LimiterRef, create_limiters, group_of
+from pipeline.execution.retry import RetryPolicy
+from pipeline.execution.services import NodeEndpoints
+from pipeline.models.faults import FaultProfile
+from pipeline.runtime.hygiene import RAY_START_PROXY, WORKER_ENV
+from pipeline.runtime.phases import mark
+from pipeline.sweep.grid import TrialSpec
+from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
+from pipeline.util.version import source_fingerprint
+
+SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_error",
+                               "overloaded"})
+"""Error kinds that say the provider failed (a harness error or a refused configuration does
+not move the circuit breaker)."""
+UNREACHABLE = frozenset({"connection"})
+"""Provider failures that say it is down now, whatever it answered earlier in the trial."""
+
+
+
+def _groups_of(spec: TrialSpec) -> list[str]:
+    """The provider groups an attempt calls: its agent's, then its user simulator's."""
+    groups = [group_of(spec.model.name)]
+    if spec.user_model is not None and spec.scenario.user is not None:
+        user = group_of(spec.user_model.name)
+        if user not in groups:
+            groups.append(user)
+    return groups
+
+
+def _user_verdict(spec: TrialSpec, result: TrialResult) -> tuple[str | None, bool | None]:
+    """The simulator's provider group and what the attempt says of it: failed (True), answered
+    (False) or nothing (None); (None, None) for an attempt with no simulated user."""
+    if spec.user_model is None or spec.scenario.user is None:
+        return None, None
+    group = group_of(spec.user_model.name)
+    failure = result.user_provider_failure
+    answered = bool(result.trial.user_model_calls)
+    if failure in PROVIDER_FAILURES:
+        return group, failure in UNREACHABLE or not answered
+    return group, False if answered else None
+
+
+@dataclass(frozen=True)
+class ExecuteOptions:
+    """How ``execute`` runs the trials, beyond how many are in flight."""
+
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Concurrent model calls per model name or provider group (LiteLLM prefix); none = no
+    limit beyond ``max_in_flight``."""
+    faults: Mapping[str, FaultProfile] = field(default_factory=dict)
+    """Model name -> faults injected in process around each call (reference models)."""
+    prior_attempts: Mapping[str, int] = field(default_factory=dict)
+    """trial_id -> attempts already recorded for this run; numbering continues after them."""
+    endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
+    """Per-node call options of models served by node services (pipeline.execution.services)."""
+    workers: int | None = None
+    """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
+    seed: int | None = None
+    """Seed of the retry jitter."""
+    on_outage: Callable[[str], None] | None = None
+    """Told when a provider group goes down (its trials paused) and when it is back."""
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """What a worker needs to build the CallGate of an attempt."""
+
+    limiters: Mapping[str, LimiterRef]
+    faults: Mapping[str, FaultProfile]
+    endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
+
+
+@dataclass(frozen=True)
+class WorkerOutput:
+    result: TrialResult
+    retry_after_s: float | None = None
+    """Retry-After of the infrastructure error that ended the attempt, if the provider sent one."""
+
+
+class TrialWorker:
+    """A Ray actor that runs trials in threads (``max_concurrency`` of them). ``worker_id``
+    names it at the limiters, which lease permits to the process as a whole."""
+
+    def __init__(self, worker_id: str) -> None:
+        from pipeline.models.client import litellm_module
+
+        self.worker_id = worker_id
+        litellm_module()  # once per process, before threads race for it
+
+    def run(self, spec: TrialSpec, ctx: RunContext, gates: GateConfig,
+            attempt_key: str) -> WorkerOutput:
+        import ray
+
+        from pipeline.models.client import model_call_guard
+
+        node_id = ray.get_runtime_context().get_node_id()
+        # Injected faults are reproducible per (trial, attempt).
+        gate = CallGate(self.worker_id, gates.limiters, gates.faults,
+                        rng=random.Random(attempt_key))
+        endpoint = gates.endpoints.params_for(spec.model.name, node_id)
+        if endpoint is None:  # its node service is not running here (the node joined later)
+            return WorkerOutput(harness_failure(spec, ctx, f"no {spec.model.name} endpoint on "
+                                                f"node {node_id}", node_id))
+        if endpoint:
+            spec = replace(spec, extra={**spec.extra, **endpoint})
+        with model_call_guard(gate):
+            try:
+                result = run_trial(spec, ctx, node_id=node_id)
+            except Exception as exc:  # a harness bug: recorded as such, never as the agent's
+                result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
+        return WorkerOutput(result, gate.retry_after_s)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+def cpu_slots(ray: Any) -> list[str]:
+    """One entry per CPU of the cluster's alive nodes (node ids), the nodes interleaved."""
+    per_node = [[node["NodeID"]] * int(node["Resources"].get("CPU", 0))
+                for node in ray.nodes() if node.get("Alive")]
+    longest = max((len(slots) for slots in per_node), default=0)
+    return [slots[i] for i in range(longest) for slots in per_node if i < len(slots)]
+
+
+WARM_NAMESPACE = "agentsweep"
+WARM_PREFIX = "agentsweep-worker-"
+
+
+class WorkerPool:
+    """The TrialWorker actors, one per CPU slot, pinned (softly) to the slot's node; a dead one
+    is replaced. Kept across ``execute`` calls of one Ray session (imports are paid once). It
+    reserves a token 0.01 CPU per actor: with none, placement on a two-node cluster was seen to
+    put every actor on one node despite the soft affinity.
+
+    ``warm``: on a cluster that outlives the run (``agentsweep up``, or a remote one) the actors
+    are detached and named by the code's fingerprint, threads and slot, so the next run of the
+    same code finds them already started (LiteLLM imported); workers of other code are stopped."""
+
+    def __init__(self, ray: Any, nodes: list[str | None], threads: int,
+                 key: tuple[str, ...], warm: bool = False) -> None:
+        self.ray = ray
+        self.size = len(nodes)
+        self.nodes = nodes
+        self.threads = threads
+        self.key = key
+        self.warm = warm
+        self.fingerprint = source_fingerprint()[:12]
+        self.generation = [0] * self.size
+        self.worker_ids = [self._worker_id(slot) for slot in range(self.size)]
+        self.actors = [self._spawn(slot) for slot in range(self.size)]
+        self.load = [0] * self.size
+
+    def _worker_id(self, slot: int) -> str:
+        if not self.warm:
+            return uuid.uuid4().hex
+        return (f"{WARM_PREFIX}{self.fingerprint}-{self.threads}t-{self.size}w-{slot}-"
+                f"g{self.generation[slot]}")
+
+    def _spawn(self, slot: int) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = self.nodes[slot]
+        strategy = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
+        options: dict[str, Any] = {"num_cpus": 0.01, "max_concurrency": self.threads,
+                                   "max_restarts": 0, "max_task_retries": 0,
+                                   "scheduling_strategy": strategy}
+        if self.warm:
+            options.update(name=self.worker_ids[slot], namespace=WARM_NAMESPACE,
+                           lifetime="detached", get_if_exists=True)
+        return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot])
+
+    def submit(self, *args: Any) -> tuple[Any, int, int]:
+        slot = min(range(self.size), key=self.load.__getitem__)
+        self.load[slot] += 1
+        return self.actors[slot].run.remote(*args), slot, self.generation[slot]
+
+    def done(self, slot: int) -> None:
+        self.load[slot] -= 1
+
+    def replace(self, slot: int, generation: int) -> str | None:
+        """Replace the actor of a slot after it died (once per death, not per lost trial);
+        returns the dead worker's id the first time."""
+        if self.generation[slot] != generation:
+            return None
+        dead = self.worker_ids[slot]
+        self.ray.kill(self.actors[slot], no_restart=True)
+        self.generation[slot] += 1
+        self.worker_ids[slot] = self._worker_id(slot)
+        self.actors[slot] = self._spawn(slot)
+        return dead
+
+    def alive(self) -> bool:
+        """Every worker answers (one died while idle: build a new pool rather than lose a trial
+        attempt to it)."""
+        try:
+            self.ray.get([actor.pid.remote() for actor in self.actors], timeout=30)
+            return True
+        except (self.ray.exceptions.RayError, TimeoutError):
+            return False
+
+    def shutdown(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor, no_restart=True)
+        self.actors = []
+
+
+_pool: WorkerPool | None = None
+
+
+def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
+    """The session's pool of ``size`` workers with at least ``threads`` threads each."""
+    global _pool
+    context = ray.get_runtime_context()
+    key = (str(context.gcs_address), str(context.get_node_id()), str(context.get_job_id()))
+    if (_pool is not None and (_pool.key, _pool.size) == (key, size)
+            and _pool.threads >= threads and _pool.alive()):
+        return _pool
+    shutdown_pool()
+    slots: list[str | None] = list(cpu_slots(ray)) or [None]
+    nodes = [slots[i % len(slots)] for i in range(size)]
+    warm = not _cluster_is_ours
+    if warm:
+        _stop_stale_workers(ray)
+    _pool = WorkerPool(ray, nodes, threads, key, warm=warm)
+    return _pool
+
+
+def _stop_stale_workers(ray: Any) -> None:
+    """Warm workers left by runs of other code (their fingerprint differs)."""
+    current = f"{WARM_PREFIX}{source_fingerprint()[:12]}-"
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        name = entry.get("name", "") if isinstance(entry, dict) else str(entry)
+        if (isinstance(entry, dict) and entry.get("namespace") == WARM_NAMESPACE
+                and name.startswith(WARM_PREFIX) and not name.startswith(current)):
+            try:
+                ray.kill(ray.get_actor(name, namespace=WARM_NAMESPACE), no_restart=True)
+            except ValueError:  # gone meanwhile
+                pass
+
+
+def shutdown_pool(keep_warm: bool = False) -> None:
+    """Stop the pool's workers; a warm pool's are only let go of when ``keep_warm``."""
+    global _pool
+    if _pool is not None:
+        if not (keep_warm and _pool.warm):
+            try:
+                _pool.shutdown()
+            except Exception:  # Ray is already gone (shut down elsewhere): nothing to free
+                pass
+        _pool = None
+
+
+_cluster_is_ours = True
+"""Whether the connected Ray was started by this process (ray_session): its workers die with
+it. A cluster we only joined outlives the run, and its workers stay warm."""
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None,
+                object_store_bytes: int = 256 * 1024 * 1024) -> Iterator[Any]:
+    """Connect to a cluster, or start (and later stop) a local Ray kept on loopback."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if not address or _is_loopback(address):
+        # A local Ray binds and dials 127.0.0.1 instead of the machine's network address; a
+        # driver joining a cluster on 127.0.0.1 would otherwise dial the machine's interface.
+        os.environ[SINGLE_MACHINE_SWITCH] = "0"
+    import ray
+
+    if ray.is_initialized():
+        yield ray
+        return
+    common: dict[str, Any] = {
+        "log_to_driver": False,
+        "runtime_env": {"env_vars": WORKER_ENV},
+        "logging_level": "WARNING",
+        "configure_logging": True,
+    }
+    global _cluster_is_ours
+    _cluster_is_ours = not address
+    try:
+        _init(ray, address, num_cpus, object_store_bytes, common)
+    except (ConnectionError, TimeoutError, RuntimeError, SystemExit) as exc:  # Ray exits
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise RayStartError(f"could not start or join {where}: "
+                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
+                            ) from exc
+    try:
+        yield ray
+    finally:
+        shutdown_pool(keep_warm=True)
+        ray.shutdown()
+
+
+class RayStartError(RuntimeError):
+    """Ray did not start (or the cluster did not answer): nothing ran."""
+
+
+def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,
+          common: dict[str, Any]) -> None:
+    if address:
+        ray.init(address=address, namespace=WARM_NAMESPACE, **common)
+    else:
+        saved = {k: os.environ.get(k) for k in RAY_START_PROXY}
+        os.environ.update(RAY_START_PROXY)
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False,
+                     object_store_memory=object_store_bytes,
+                     _temp_dir=os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"),
+                     **common)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def _is_loopback(address: str) -> bool:
+    """The literal loopback names Ray rewrites into the machine's address (other 127.x
+    addresses it leaves alone: a multi-node cluster on one machine uses those)."""
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost")
+
+
+def execute(specs: Iterable[TrialSpec], ctx: RunContext, on_result: Callable[[TrialResult], None],
+            max_in_flight: int = 64, *, options: ExecuteOptions | None = None,
+            on_attempt: Callable[[Attempt], None] | None = None) -> int:
+    """Run every spec to a final outcome on the connected Ray; returns the number of trials.
+
+    ``on_attempt`` sees every attempt (retried ones too) before ``on_result`` sees the final
+    result of its trial. At most ``max_in_flight`` trials run or wait for a retry at once.
+    """
+    import ray
+
+    run = _Execution(ray, ctx, options or ExecuteOptions(), max_in_flight, on_result, on_attempt)
+    return run.run(iter(specs))
+
+
+@dataclass
+class _Flight:
+    spec: TrialSpec
+    number: int
+    slot: int
+    generation: int
+
+
+class _Execution:
+    def __init__(self, ray: Any, ctx: RunContext, options: ExecuteOptions, max_in_flight: int,
+                 on_result: Callable[[TrialResult], None],
+                 on_attempt: Callable[[Attempt], None] | None) -> None:
+        self.ray = ray
+        self.ctx = ctx
+        self.max_in_flight = max_in_flight
+        self.on_result = on_result
+        self.on_attempt = on_attempt
+        self.book = RetryBook(options.retry, options.prior_attempts,
+                              rng=random.Random(options.seed))
+        self.limiters = create_limiters(ray, ctx.run_id, options.limits)
+        self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
+        size = options.workers or len(cpu_slots(ray))
+        size = max(1, min(size, max_in_flight))
+        mark("starting workers")
+        self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
+        self._first = True
+        self.ctx_ref = ray.put(ctx)
+        self.in_flight: dict[Any, _Flight] = {}
+        self.finished = 0
+        self.stopped = False
+        """A provider refused its configuration: no new trial is started (pipeline.errors)."""
+        self.breaker = Breaker(max_outage_s=options.retry.max_outage_s,
+                               on_change=options.on_outage or mark)
+        keep_outages(ctx.run_id, self.breaker.outages)
+        self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
+        """Trials (and retries) held while their provider group is down."""
+
+    def run(self, source: Iterator[TrialSpec]) -> int:
+        clean = False
+        try:
+            exhausted = False
+            while True:
+                self._release_parked()
+                while (due := self.book.pop_due()) is not None:
+                    self._submit_or_park(*due)
+                while not exhausted and not self.stopped and self._room():
+                    spec = next(source, None)
+                    if spec is None:
+                        exhausted = True
+                    else:
+                        self._submit_or_park(spec, self.book.first_attempt(spec))
+                if not self.in_flight and not self.book.waiting and not self._held():
+                    break
+                self._collect()
+            clean = True
+            return self.finished
+        finally:
+            for limiter in self.limiters.values():
+                self.ray.kill(limiter.handle, no_restart=True)
+            if not clean:  # trials may still run on the workers: do not hand them on
+                shutdown_pool()
+
+    def _held(self) -> int:
+        return sum(len(queue) for queue in self.parked.values())
+
+    def _room(self) -> bool:
+        return len(self.in_flight) + self.book.waiting + self._held() < self.max_in_flight
+
+    def _submit_or_park(self, spec: TrialSpec, number: int) -> None:
+        """Start the attempt, or hold it while a provider it calls (its agent's, its user
+        simulator's) is down."""
+        for group in _groups_of(spec):
+            if self.parked.get(group) or not self.breaker.allows(group):
+                self.parked.setdefault(group, deque()).append((spec, number))
+                return
+        self._submit(spec, number)
+
+    def _release_parked(self) -> None:
+        """Held trials of a group that is back go on; a down group gets its due probe."""
+        for group, queue in list(self.parked.items()):
+            while queue and self.breaker.allows(group):
+                spec, number = queue.popleft()
+                down = [g for g in _groups_of(spec) if g != group and self.breaker.down(g)
+                        and not self.breaker.outage_too_long(g)]
+                if down:  # its other provider is down too: it waits for that one's probe
+                    self.parked.setdefault(down[0], deque()).append((spec, number))
+                    self.breaker.record(group, infra_failed=None)  # this probe was not used
+                else:
+                    self._submit(spec, number)
+
+    def _submit(self, spec: TrialSpec, number: int) -> None:
+        if self._first:
+            self._first = False
+            mark("trials")
+        key = f"{spec.trial_id}:{number}"
+        ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, key)
+        self.in_flight[ref] = _Flight(spec, number, slot, generation)
+
+    def _collect(self) -> None:
+        """Wait for finished attempts, at most until the next retry or probe is due."""
+        waits = [w for w in (self.book.seconds_to_next(),
+                             self.breaker.seconds_to_probe() if self._held() else None)
+                 if w is not None]
+        wait_s = min(waits) if waits else None
+        if not self.in_flight:
+            time.sleep(wait_s or 0.0)
+            return
+        refs = list(self.in_flight)
+        ready, rest = self.ray.wait(refs, num_returns=1, timeout=wait_s)
+        if ready and rest:
+            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
+        for ref in ready:
+            self._settle(ref)
+
+    def _settle(self, ref: Any) -> None:
+        flight = self.in_flight.pop(ref)
+        self.pool.done(flight.slot)
+        result, retry_after_s = self._output(ref, flight)
+        group = group_of(flight.spec.model.name)
+        kind = result.trial.error_kind
+        provider_failed = kind in PROVIDER_FAILURES
+        # An attempt its provider answered before it failed shows a flaky provider, not a down
+        # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
+        # never a free retry (its budget applies). Unless nothing listens any more: a refused
+        # connection after answers is an outage that began mid-trial, and counts as one.
+        answered = result.trial.model_calls > 0
+        verdict: bool | None = None  # a harness error before any answer: says nothing
+        if provider_failed or answered or result.status != "incomplete":
+            verdict = provider_failed and (kind in UNREACHABLE or not answered)
+        verdicts = {group: verdict}
+        user_group, user_verdict = _user_verdict(flight.spec, result)
+        if user_group is not None:  # the simulator's provider, by the same rule
+            mine = verdicts.get(user_group)
+            verdicts[user_group] = (user_verdict if mine is None or user_verdict
+                                    else mine)
+        for name, said in verdicts.items():
+            self.breaker.record(name, infra_failed=said)
+        free = (not answered and self.breaker.down(group)
+                and not self.breaker.outage_too_long(group))
+        if user_group is not None and user_verdict and not answered:
+            free = free or (self.breaker.down(user_group)
+                            and not self.breaker.outage_too_long(user_group))
+        attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s, free=free)
+        if self.on_attempt is not None:
+            self.on_attempt(attempt)
+        if attempt.final:
+            self.finished += 1
+            self.stopped = self.stopped or result.trial.error_kind == CONFIG_ERROR
+            self.on_result(result)
+
+    def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:
+        exceptions = self.ray.exceptions
+        try:
+            output: WorkerOutput = self.ray.get(ref)
+            return output.result, output.retry_after_s
+        except exceptions.RayError as exc:  # the worker died or Ray lost the task
+            dead = None
+            if isinstance(exc, exceptions.RayActorError):
+                dead = self.pool.replace(flight.slot, flight.generation)
+            for limiter in self.limiters.values() if dead else ():  # the dead process's leases
+                limiter.handle.release_holder.remote(dead)
+            message = str(exc).strip().split("\n", 1)[0]
+            return harness_failure(flight.spec, self.ctx, f"{type(exc).__name__}: {message}"), None

@@ -1,1 +1,0 @@
-"""Exporters: a run's trajectories in another benchmark's format (``agentsweep export``)."""

@@ -1,0 +1,345 @@
+"""Model calls through LiteLLM: imported lazily, options per call, errors classified.
+
+Retry, rate limiting and recording are written around this, not inside provider adapters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
+from pipeline.models.config import ModelConfig
+from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
+from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
+from pipeline.util.redact import redact
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...]
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    model_version: str | None
+    latency_ms: float
+    cached_input_tokens: int | None = None
+    """Prompt tokens served from the provider's prompt cache, when it reports them."""
+    system_fingerprint: str | None = None
+    """The provider's report of its backend configuration (for local models: runtime,
+    template, tool-call adapter)."""
+
+    def assistant_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+CallPurpose = Literal["planner", "summary", "state", "user", "judge"]
+"""What a model call is for: the agent's planner or memory, a user simulator (``user``), or an
+LLM judge (``judge``: pipeline.judge, never part of a trial)."""
+# CALL_TAG_KEY (pipeline.models.routes): the call tag (purpose, turn) goes in LiteLLM ``metadata``
+# and,
+# when the call has an ``extra_body``, in the request body. Real providers ignore it.
+
+
+class ModelClient(Protocol):
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        """One model call. ``response_schema``: the reply must be JSON valid against it; the
+        endpoint is asked to enforce it when it can (``response_format``), else it is only
+        stated in the messages by the caller."""
+
+
+_litellm: Any = None
+
+
+def litellm_module() -> Any:
+    """Import LiteLLM once per process, with the offline cost map, and set up every registered
+    provider (``pipeline.models.providers``)."""
+    global _litellm
+    if _litellm is None:
+        import os
+
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        import litellm
+
+        litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
+        install_providers(litellm)
+        _litellm = litellm
+    return _litellm
+
+
+@dataclass
+class LiteLLMClient:
+    """Every call of one trial, planner and memory alike, with the model's generation params
+    (temperature, params, seed), its route's options and ``call_params``."""
+
+    model: ModelConfig
+    call_params: dict[str, Any] = field(default_factory=dict)
+    """Per-call options (api_base, timeout, a provider's per-trial options...)."""
+
+    @property
+    def route(self) -> ModelRoute:
+        return self.model.route or resolve_route(self.model.name)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        litellm = litellm_module()
+        route = self.route
+        kwargs: dict[str, Any] = {**self.model.generation_params(), **route.call_params,
+                                  **self.call_params}
+        kwargs["timeout"] = call_timeout(kwargs.pop("timeout", None) or route.timeout_s
+                                         or DEFAULT_CALL_TIMEOUT_S)
+        tag = {"purpose": purpose, "turn": turn}
+        kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
+        if "extra_body" in kwargs:
+            kwargs["extra_body"] = {**kwargs["extra_body"], CALL_TAG_KEY: tag}
+        if tools:
+            kwargs["tools"] = tools
+        if response_schema is not None and enforces_schema(litellm, route):
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": purpose, "schema": portable_schema(response_schema)}}
+        with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
+            refuse_if_forbidden(litellm, route.litellm_model, kwargs)
+            started = time.perf_counter()
+            try:
+                response = litellm.completion(model=route.litellm_model, messages=messages,
+                                              num_retries=0, **kwargs)
+            except Exception as exc:  # classified below; anything unknown re-raises
+                raise classify(litellm, exc, provider_for(self.model.name)) from exc
+            latency_ms = (time.perf_counter() - started) * 1000
+        return parse_response(response, latency_ms)
+
+
+ALLOW_MODEL_REQUESTS = "AGENTSWEEP_ALLOW_MODEL_REQUESTS"
+"""Set to ``0`` (the tests do, like pydantic-ai's ``models.ALLOW_MODEL_REQUESTS = False``),
+it refuses every model call that would leave the machine; unset, calls are allowed."""
+
+
+def refuse_if_forbidden(litellm: Any, model: str, kwargs: dict[str, Any]) -> None:
+    """ConfigError, before anything is sent, for a call to a real provider while
+    ``AGENTSWEEP_ALLOW_MODEL_REQUESTS=0``. Allowed still: a provider served in this process (a
+    LiteLLM custom provider: the reference models) and any ``api_base`` on loopback (the local
+    models, the reference server)."""
+    import ipaddress
+    import os
+    from urllib.parse import urlsplit
+
+    if os.environ.get(ALLOW_MODEL_REQUESTS, "1").strip().lower() not in ("0", "false", "no"):
+        return
+    provider = model.split("/", 1)[0]
+    if any(item.get("provider") == provider for item in litellm.custom_provider_map):
+        return
+    base = kwargs.get("api_base") or kwargs.get("base_url")
+    host = urlsplit(str(base)).hostname if base else None
+    try:
+        loopback = host is not None and ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise ConfigError(f"{model}: real model requests are forbidden here "
+                          f"({ALLOW_MODEL_REQUESTS}=0, the tests' default; pytest --live or "
+                          f"{ALLOW_MODEL_REQUESTS}=1 allows them); nothing was sent to "
+                          f"{host or 'the provider'}")
+
+
+DEFAULT_CALL_TIMEOUT_S = 120.0
+"""A model call's total time limit unless the model's settings or its route say otherwise
+(LiteLLM's own default is 6,000 s: a provider that never answers would hang the sweep)."""
+CONNECT_TIMEOUT_S = 10.0
+
+
+def call_timeout(total_s: float) -> Any:
+    """The total and connect limits of one call, as the HTTP client takes them."""
+    import httpx  # LiteLLM's own dependency
+
+    return httpx.Timeout(total_s, connect=min(CONNECT_TIMEOUT_S, total_s))
+
+
+def portable_schema(schema: Any) -> Any:
+    """The schema with ``\\d`` in its patterns spelled ``[0-9]``: the same language (JSON
+    Schema patterns are ECMA-262, where ``\\d`` is ``[0-9]``), but grammar-constrained servers
+    (llama.cpp) do not support the escape and would drop the whole pattern."""
+    if isinstance(schema, dict):
+        return {key: _digits_spelled_out(value) if key == "pattern" and isinstance(value, str)
+                else portable_schema(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [portable_schema(item) for item in schema]
+    return schema
+
+
+def _digits_spelled_out(pattern: str) -> str:
+    out, in_class, index = [], False, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            pair = pattern[index:index + 2]
+            out.append(("0-9" if in_class else "[0-9]") if pair == "\\d" else pair)
+            index += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def enforces_schema(litellm: Any, route: ModelRoute) -> bool:
+    """Whether to send ``response_format`` with a JSON Schema on this route."""
+    if route.structured_output is not None:
+        return route.structured_output
+    try:
+        return bool(litellm.supports_response_schema(model=route.litellm_model))
+    except Exception:  # LiteLLM's table does not know the model: do not ask for it
+        return False
+
+
+_MISSING_KEY = re.compile(r"Missing credentials|api_key client option must be set|"
+                          r"Invalid API Key|Incorrect API key", re.IGNORECASE)
+"""How a provider says that the key is missing or wrong, whatever the status it sends."""
+
+ModelCallGuard = Callable[[str], AbstractContextManager[object]]
+"""Given a model name, a context held around one model call: it may wait (a concurrency
+limit), raise InfraError (an injected fault) and sees the classified error of the call."""
+
+_call_guard: ContextVar[ModelCallGuard | None] = ContextVar("model_call_guard", default=None)
+
+
+@contextmanager
+def model_call_guard(guard: ModelCallGuard | None) -> Iterator[None]:
+    """Route every model call made in this context (thread) through ``guard``."""
+    token = _call_guard.set(guard)
+    try:
+        yield
+    finally:
+        _call_guard.reset(token)
+
+
+def _guarded(model: str) -> AbstractContextManager[object]:
+    guard = _call_guard.get()
+    return nullcontext() if guard is None else guard(model)
+
+
+def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None) -> Exception:
+    """Map a LiteLLM exception to InfraError (or to the agent's ``context_limit``: its dialog
+    outgrew the model's context, or ConfigError); ``provider`` (the call's) reads its own errors
+    first. Other exceptions are returned unchanged."""
+    message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return AgentError("context_limit", message)
+    own = provider.classify(exc, message) if provider is not None else None
+    if own is not None:
+        return own
+    refused = (litellm.AuthenticationError, litellm.PermissionDeniedError,
+               litellm.NotFoundError, litellm.BadRequestError, litellm.UnsupportedParamsError)
+    if isinstance(exc, refused) or _MISSING_KEY.search(str(exc)):
+        return ConfigError(message)
+    table: list[tuple[InfraErrorKind, Any]] = [
+        ("rate_limit", litellm.RateLimitError),
+        ("timeout", litellm.Timeout),
+        ("connection", litellm.APIConnectionError),
+        ("overloaded", litellm.ServiceUnavailableError),
+        ("server_error", litellm.InternalServerError),
+    ]
+    if _connection_failed(exc):
+        return InfraError("connection", message)
+    for kind, cls in table:
+        if isinstance(exc, cls):
+            return InfraError(kind, message, _retry_after(exc))
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return InfraError("server_error", message)
+    return exc
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """A refused or dropped connection. LiteLLM reports these from its OpenAI-compatible path
+    as InternalServerError (500); the cause chain still holds openai's APIConnectionError."""
+    import openai  # LiteLLM's own dependency, already imported by it
+
+    seen: BaseException | None = exc
+    for _ in range(16):  # a cause chain may loop
+        if seen is None:
+            break
+        if isinstance(seen, openai.APIConnectionError):
+            return not isinstance(seen, openai.APITimeoutError)
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def first_line(text: str) -> str:
+    """LiteLLM appends tracebacks and bug-report links to messages; keep the message."""
+    return text.strip().split("\n", 1)[0]
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def parse_response(response: Any, latency_ms: float) -> ModelReply:
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCallRequest(
+            id=str(c.id),
+            name=str(c.function.name),
+            arguments=c.function.arguments if isinstance(c.function.arguments, str)
+            else json.dumps(c.function.arguments),
+        )
+        for c in (message.tool_calls or [])
+    )
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        content=message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        input_tokens=_int_or_none(getattr(usage, "prompt_tokens", None)),
+        output_tokens=_int_or_none(getattr(usage, "completion_tokens", None)),
+        cost_usd=_reported_cost(usage),
+        model_version=getattr(response, "model", None) or None,
+        latency_ms=latency_ms,
+        system_fingerprint=getattr(response, "system_fingerprint", None) or None,
+        cached_input_tokens=_int_or_none(getattr(getattr(usage, "prompt_tokens_details", None),
+                                                 "cached_tokens", None)),
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _reported_cost(usage: Any) -> float | None:
+    """Cost only when the provider itself reported it (never LiteLLM's price-table estimate)."""
+    cost = getattr(usage, "cost", None)
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None

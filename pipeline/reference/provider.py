@@ -1,0 +1,100 @@
+"""The reference models as providers of the registry (``pipeline.models.providers``), like any
+other.
+
+``reference/<variant>`` answers in process (a LiteLLM custom handler); ``reference-http/<variant>``
+is the same model behind ``agentsweep reference-server``, reached through LiteLLM's real OpenAI
+path. Both hand each trial's golden script to the model per call (``trial_params``) and read a
+broken script as our harness's fault (``classify``), whichever way LiteLLM wraps it: the
+``ReferenceScriptError`` in the exception's chain (in process) or the server's error type on a
+400 (over HTTP). Only the in-process provider takes injected faults and needs every scenario's
+golden memory (``check_suites``); the server has faults of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pipeline.catalog import Domain, Scenario, Suite
+from pipeline.errors import InfraError
+from pipeline.models.providers import ModelProvider
+from pipeline.models.routes import ModelRoute
+from pipeline.reference.reference import (
+    SCRIPT_ERROR_TYPE,
+    ReferenceScriptError,
+    ScriptChannel,
+    reference_call_params,
+    reference_route,
+    register_reference_provider,
+)
+
+
+class _ReferenceProvider(ModelProvider):
+    access = "reference"
+    channel: ClassVar[ScriptChannel]
+
+    def route(self, model: str) -> ModelRoute:
+        return reference_route(model)
+
+    def trial_params(self, route: ModelRoute, scenario: Scenario,
+                     domain: Domain) -> dict[str, Any]:
+        return reference_call_params(self.channel, scenario, domain)
+
+    def classify(self, exc: BaseException, message: str) -> Exception | None:
+        # A broken reference script is our harness's fault: never the configuration's (a 400),
+        # never a connection problem (LiteLLM's wrapper in process), never the agent's.
+        return InfraError("harness_error", message) if is_script_error(exc) else None
+
+
+class InProcessReference(_ReferenceProvider):
+    channel = "metadata"
+    offline = True
+    injects_faults = True
+
+    def install(self, litellm: Any) -> None:
+        register_reference_provider(litellm)
+
+    def check_suites(self, suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
+        check_golden_memory(suites, memory_modes)
+
+
+class HTTPReference(_ReferenceProvider):
+    channel = "body"
+
+
+def in_process_provider() -> ModelProvider:
+    return InProcessReference()
+
+
+def http_provider() -> ModelProvider:
+    return HTTPReference()
+
+
+def is_script_error(exc: BaseException) -> bool:
+    """A ReferenceScriptError anywhere in the chain, or the reference server's answer to one."""
+    seen: BaseException | None = exc
+    for _ in range(16):  # a cause chain may loop
+        if seen is None:
+            return False
+        body = getattr(seen, "body", None)
+        if isinstance(seen, ReferenceScriptError) or (
+                isinstance(body, dict) and body.get("type") == SCRIPT_ERROR_TYPE):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def check_golden_memory(suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
+    """Reference models in summary or structured mode play the golden summary or state of
+    every turn: ValueError (``file:line: field: ...``) for a scenario that lacks one."""
+    needs = [(mode, key) for mode, key in (("summary", "summary"), ("structured", "state"))
+             if mode in memory_modes]
+    for suite in suites:
+        for loaded in suite.scenarios:
+            for index, turn in enumerate(loaded.scenario.turns):
+                for mode, key in needs:
+                    if getattr(turn, key) is None:
+                        raise ValueError(
+                            f"{suite.path}:{loaded.line}: turns.{index}.{key}: reference models "
+                            f"in {mode} mode need the golden {key} of every turn (add it, or "
+                            f"leave {mode} mode out for reference models)")

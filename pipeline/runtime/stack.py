@@ -1,0 +1,231 @@
+"""The local stack: a Ray head and a Prefect server that stay up between runs.
+
+``agentsweep up`` starts both on 127.0.0.1 (free ports) for ``AGENTSWEEP_HOME`` and records
+them in ``AGENTSWEEP_HOME/stack/stack.json``; later runs in that home attach to them instead of
+starting an ephemeral Ray and an ephemeral Prefect API each time, and their trial workers stay
+warm between runs (pipeline.execution.executor). ``agentsweep down`` stops both. Each service runs
+in a
+session of its own (``ray start --block``, ``prefect server start``), so stopping it means
+signalling that session: nothing else on the machine is touched (``ray stop`` would stop every
+Ray here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
+from warehouse.atomic import write_text
+
+HOST = "127.0.0.1"
+READY_TIMEOUT_S = 120.0
+Say = Callable[[str], None]
+
+
+class StackError(RuntimeError):
+    """A service of the stack did not come up (its log names why)."""
+
+
+@dataclass(frozen=True)
+class StackState:
+    ray_address: str
+    ray_temp_dir: str
+    ray_session: int
+    prefect_api_url: str
+    prefect_session: int
+    started_at: float
+
+    def ray_up(self) -> bool:
+        host, port = self.ray_address.rsplit(":", 1)
+        return _session_alive(self.ray_session) and _port_open(host, int(port))
+
+    def prefect_up(self) -> bool:
+        if not _session_alive(self.prefect_session):
+            return False
+        try:
+            with urllib.request.urlopen(f"{self.prefect_api_url}/health", timeout=2) as reply:
+                return bool(reply.status == 200)
+        except OSError:
+            return False
+
+
+def stack_dir(home: Path | None = None) -> Path:
+    return (home or agentsweep_home()) / "stack"
+
+
+def read_state(home: Path | None = None) -> StackState | None:
+    path = stack_dir(home) / "stack.json"
+    try:
+        return StackState(**json.loads(path.read_text("utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def running(home: Path | None = None) -> StackState | None:
+    """The stack of ``home`` when both its services answer, else None."""
+    state = read_state(home)
+    return state if state is not None and state.ray_up() and state.prefect_up() else None
+
+
+def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: None
+       ) -> StackState:
+    """Start the stack of ``home`` (or return it when it already runs)."""
+    home = home or agentsweep_home()
+    current = running(home)
+    if current is not None:
+        return current
+    down(home)  # whatever is left of a stack that no longer answers
+    # A half-migrated Prefect database would make the server hang: set aside first.
+    prepare_prefect_home(Path(_prefect_env(home)["PREFECT_HOME"]))
+    folder = stack_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    ray_port, prefect_port = _free_port(), _free_port()
+    temp_dir = f"/tmp/agentsweep-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
+    say("starting Ray head")
+    ray = _spawn([str(Path(sys.executable).parent / "ray"), "start", "--block", "--head",
+                  f"--node-ip-address={HOST}", f"--port={ray_port}",
+                  f"--num-cpus={cpus or os.cpu_count() or 1}", "--include-dashboard=false",
+                  f"--dashboard-agent-listen-port={_free_port()}",
+                  f"--dashboard-agent-grpc-port={_free_port()}", "--disable-usage-stats",
+                  f"--temp-dir={temp_dir}", "--object-store-memory=268435456"],
+                 folder / "ray.log", _ray_env())
+    say("starting Prefect server")
+    prefect = _spawn([str(Path(sys.executable).parent / "prefect"), "server", "start",
+                      "--host", HOST, "--port", str(prefect_port)],
+                     folder / "prefect.log", _prefect_env(home))
+    state = StackState(f"{HOST}:{ray_port}", temp_dir, ray, f"http://{HOST}:{prefect_port}/api",
+                       prefect, time.time())
+    _write_state(folder, state)
+    _wait(state, folder, started)
+    say(f"stack up in {time.monotonic() - started:.1f} s: Ray {state.ray_address}, "
+        f"Prefect {state.prefect_api_url}")
+    return state
+
+
+def down(home: Path | None = None) -> bool:
+    """Stop the stack of ``home``; True if there was one."""
+    state = read_state(home)
+    if state is None:
+        return False
+    for session in (state.ray_session, state.prefect_session):
+        _stop_session(session)
+    (stack_dir(home) / "stack.json").unlink(missing_ok=True)
+    return True
+
+
+def attach(home: Path | None = None) -> StackState | None:
+    """Point this process at the running stack (Prefect API, Ray address); None if none."""
+    state = running(home)
+    if state is None:
+        return None
+    os.environ["PREFECT_API_URL"] = state.prefect_api_url
+    os.environ.setdefault("RAY_ADDRESS", state.ray_address)
+    return state
+
+
+def _wait(state: StackState, folder: Path, started: float) -> None:
+    deadline = started + READY_TIMEOUT_S
+    while not (state.ray_up() and state.prefect_up()):
+        for session, name in ((state.ray_session, "ray"), (state.prefect_session, "prefect")):
+            if not _session_alive(session):
+                down(folder.parent)
+                raise StackError(f"{name} stopped while starting: see {folder / (name + '.log')}")
+        if time.monotonic() > deadline:
+            down(folder.parent)
+            raise StackError(f"the stack did not answer within {READY_TIMEOUT_S:.0f} s: see "
+                             f"{folder}/ray.log and prefect.log")
+        time.sleep(0.2)
+
+
+def _write_state(folder: Path, state: StackState) -> None:
+    write_text(folder / "stack.json", json.dumps(asdict(state), indent=2))
+
+
+def _spawn(command: list[str], log: Path, env: dict[str, str]) -> int:
+    with log.open("ab") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    return proc.pid  # its session id: it leads a session of its own
+
+
+def _base_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "PREFECT_API"))
+           and k.lower() not in {"http_proxy", "https_proxy", "no_proxy"}}
+    env.update(FORCED)
+    return env
+
+
+def _ray_env() -> dict[str, str]:
+    # The single-machine switch keeps a head on 127.0.0.1 from dialling the machine's address;
+    # the dead proxy catches the dashboard's cloud-metadata probe (pipeline.runtime.hygiene).
+    return {**_base_env(), **RAY_START_PROXY, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+            "RAY_AUTH_MODE": "disabled"}
+
+
+def _prefect_env(home: Path) -> dict[str, str]:
+    return {**_base_env(), "PREFECT_HOME": os.environ.get("PREFECT_HOME", str(home / "prefect")),
+            "PREFECT_UI_ENABLED": "false", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_LOGGING_LEVEL": "WARNING"}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def session_pids(session: int) -> list[int]:
+    """The live processes of a session (zombies, already dead, left out)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and int(fields[3]) == session:  # state, session id
+                pids.append(int(entry))
+    return pids
+
+
+def _session_alive(session: int) -> bool:
+    return bool(session_pids(session))
+
+
+def _stop_session(session: int, grace_s: float = 15.0) -> None:
+    """SIGTERM the session's leader (``ray start --block`` then stops its node), then
+    everything left in the session; SIGKILL whatever outlives that."""
+    for leader_only, sig, wait in ((True, signal.SIGTERM, grace_s),
+                                   (False, signal.SIGTERM, 5.0), (False, signal.SIGKILL, 5.0)):
+        pids = session_pids(session)
+        if not pids:
+            return
+        for pid in [session] if leader_only else pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while session_pids(session) and time.monotonic() < deadline:
+            time.sleep(0.2)

@@ -1,0 +1,1 @@
+"""The warehouse read back as traces (rescore, judge, calibrate, show)."""

@@ -1,0 +1,1 @@
+"""Plan / execute / record / summarize: what flows/ calls."""

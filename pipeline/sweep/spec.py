@@ -1,0 +1,312 @@
+"""Sweep spec files: a YAML description of a sweep, validated with line-precise errors.
+
+A spec names suites (paths relative to the spec file, or bundled suite ids such as
+``intent_change``), models with their settings, prompts, memory modes, repeats, the retry
+policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional;
+``runs_per_case`` (seed 003's name for ``repeats``), ``tools`` (sandbox | mock) and the release
+``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate). The file
+is parsed with PyYAML keeping the line of every key, validated with pydantic
+(``extra='forbid'``), and turned into a ``SweepConfig``. The first problem raises
+``CatalogError`` as ``path:line: field: message``, before anything runs or is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.catalog import CatalogError, bundled_suites, known_suites, set_extra_roots
+from pipeline.catalog.errors import format_location
+from pipeline.environment.sandbox import ToolsMode
+from pipeline.execution.retry import RetryPolicy
+from pipeline.models.config import ModelConfig
+from pipeline.sweep.grid import MemoryMode
+from pipeline.sweep.stages import SweepConfig
+from pipeline.sweep.thresholds import Thresholds
+from pipeline.user.prompt import USER_MAX_TURNS
+from warehouse.writer import WarehouseError, validate_run_id
+
+Location = tuple[str | int, ...]
+OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
+
+
+class SweepSpec(BaseModel):
+    """The shape of a sweep spec file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str | None = None
+    """Default: generated per invocation (a nightly spec leaves it out)."""
+    catalogs: list[str] = Field(default_factory=list)
+    """Catalog roots (folders of domain folders), relative to the spec, searched before the
+    bundled one."""
+    suites: list[str] = Field(default_factory=list)
+    """Suite files (``.jsonl``, relative to the spec) or bundled suite ids; empty = all bundled."""
+    scenarios: list[str] = Field(default_factory=list)
+    """Scenario ids to keep from the suites; empty = every scenario."""
+    models: list[ModelConfig] = Field(min_length=1)
+    """Each model with its own temperature, params, seed, limits and endpoint."""
+    user_model: ModelConfig | None = None
+    """The user simulator's model, for scenarios with a simulated user."""
+    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1)
+    """Turns a simulated user may speak; past them the dialog ends as ``turn_limit``."""
+    prompts: list[str] | None = Field(default=None, min_length=1)
+    """Default: SweepConfig's (the domain's ``default`` prompt)."""
+    memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
+    """Default: SweepConfig's (every memory mode)."""
+    repeats: int = Field(default=3, ge=1)
+    runs_per_case: int | None = Field(default=None, ge=1)
+    """Seed 003's name for ``repeats`` (runs of every case or scenario); give one of the two."""
+    step_limit: int = Field(default=8, ge=1)
+    tools: ToolsMode = "sandbox"
+    """``mock``: every tool answers from the cases' recorded results."""
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    """Release thresholds the gate reads (stored in ``runs.config_json``)."""
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    batch_size: int = Field(default=500, ge=1)
+    max_in_flight: int = Field(default=64, ge=1)
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Default time limit of one model call (a model's own ``timeout_s`` wins); folded into
+    each model's ``timeout_s`` when the spec is loaded."""
+    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
+    ray_address: str | None = None
+    """Default: ``RAY_ADDRESS`` or a local Ray."""
+
+
+class _LineLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+    """A SafeLoader that records the line of every mapping key and sequence item."""
+
+    def load_with_lines(self, path: str) -> tuple[Any, dict[Location, int]]:
+        node = self.get_single_node()
+        if node is None:
+            return None, {}
+        lines: dict[Location, int] = {(): node.start_mark.line + 1}
+        _record_lines(path, node, (), lines)
+        return self.construct_document(node), lines
+
+
+def _record_lines(path: str, node: yaml.Node, loc: Location, lines: dict[Location, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if loc + (key,) in lines:
+                raise CatalogError(path, line, format_location([*loc, key]),
+                                   f"duplicate key (first on line {lines[loc + (key,)]})")
+            lines[loc + (key,)] = line
+            _record_lines(path, value_node, loc + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[loc + (index,)] = item.start_mark.line + 1
+            _record_lines(path, item, loc + (index,), lines)
+
+
+def read_yaml_mapping(path: Path, what: str) -> tuple[dict[str, Any], dict[Location, int]]:
+    """A YAML file that must be a mapping, and the line of every key; CatalogError (with the
+    line) when it is missing, not YAML or not a mapping. ``what`` names it in the error."""
+    where = str(path)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise CatalogError(where, None, "-", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CatalogError(where, None, "-", "not UTF-8") from None
+    loader = _LineLoader(text)
+    try:
+        data, lines = loader.load_with_lines(where)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise CatalogError(where, line, "-", f"invalid YAML: {exc.problem or exc.context}"
+                           ) from None
+    except yaml.YAMLError as exc:
+        raise CatalogError(where, None, "-", f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        raise CatalogError(where, lines.get((), 1), "-",
+                           f"{what} is a mapping of keys, got {type(data).__name__}")
+    return data, lines
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_located(model: type[M], data: Any, path: Path, lines: Mapping[Location, int]
+                     ) -> M:
+    """``model`` validated from ``data``; the first error as ``path:line: field: message``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc: Location = tuple(first["loc"])
+        raise CatalogError(str(path), line_of(loc, lines), format_location(list(loc)),
+                           _message(str(first["msg"]))) from None
+
+
+def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
+    """Parse and validate a spec file; also returns the line of every key."""
+    data, lines = read_yaml_mapping(path, "a sweep spec")
+    return validate_located(SweepSpec, data, path, lines), lines
+
+
+def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None
+              ) -> SweepConfig:
+    """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
+    repeats: explicit command-line values) win over the file."""
+    unknown = sorted(set(overrides or {}) - OVERRIDABLE)
+    if unknown:
+        raise ValueError(f"not overridable: {', '.join(unknown)}")
+    spec, lines = read_spec(path)
+    fail = _Locator(str(path), lines)
+    if spec.run_id is not None:
+        try:
+            validate_run_id(spec.run_id)
+        except WarehouseError as exc:
+            raise fail(("run_id",), str(exc)) from None
+    catalogs = [_resolve_catalog(entry, path.parent, fail, i)
+                for i, entry in enumerate(spec.catalogs)]
+    set_extra_roots(catalogs)
+    suites = [_resolve_suite(entry, path.parent, fail, i) for i, entry in enumerate(spec.suites)]
+    for key, values in (("suites", suites), ("prompts", spec.prompts or []),
+                        ("memory_modes", spec.memory_modes or []),
+                        ("models", [m.name for m in spec.models])):
+        _refuse_duplicates(key, values, fail)
+    _check_models(spec.models, fail)
+    _check_scenarios(spec.scenarios, suites, fail)
+    repeats = _repeats(spec, fail)
+    args: dict[str, Any] = {
+        "catalogs": catalogs,
+        "suites": suites,
+        "scenarios": list(spec.scenarios),
+        "models": [_with_default_timeout(m, spec.timeout_s) for m in spec.models],
+        "repeats": repeats,
+        "step_limit": spec.step_limit,
+        "tools": spec.tools,
+        "user_model": spec.user_model,
+        "user_max_turns": spec.user_max_turns,
+        "thresholds": spec.thresholds,
+        "retry": spec.retry,
+        "batch_size": spec.batch_size,
+        "max_in_flight": spec.max_in_flight,
+        "trial_timeout_s": spec.trial_timeout_s,
+        "ray_address": spec.ray_address,
+        "warehouse": warehouse,
+    }
+    for key in ("run_id", "prompts", "memory_modes"):
+        if getattr(spec, key) is not None:
+            args[key] = getattr(spec, key)
+    args.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return SweepConfig(**args)
+    except ValidationError as exc:  # only an override can get here: the file was validated
+        first = exc.errors(include_url=False)[0]
+        raise CatalogError(str(path), None, format_location(list(first["loc"])),
+                           _message(str(first["msg"]))) from None
+
+
+def line_of(loc: Location, lines: Mapping[Location, int]) -> int | None:
+    """Line of the key at ``loc``, or of its nearest recorded parent (a missing key)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+class _Locator:
+    """Builds the CatalogError for a location in the spec, with the line of its key."""
+
+    def __init__(self, path: str, lines: Mapping[Location, int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def __call__(self, loc: Location, message: str) -> CatalogError:
+        return CatalogError(self.path, line_of(loc, self.lines), format_location(list(loc)),
+                            message)
+
+
+def _repeats(spec: SweepSpec, fail: _Locator) -> int:
+    """``runs_per_case`` or ``repeats`` (the same setting under two names)."""
+    if spec.runs_per_case is None:
+        return spec.repeats
+    if "repeats" in spec.model_fields_set:
+        raise fail(("runs_per_case",), "runs_per_case is another name for repeats: give one "
+                   "of them")
+    return spec.runs_per_case
+
+
+def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path:
+    """A suite file (``.jsonl`` or a path, relative to the spec's folder) or a bundled id."""
+    if entry.endswith(".jsonl") or "/" in entry:
+        path = Path(entry).expanduser()
+        path = (path if path.is_absolute() else base / path).resolve()
+        if not path.is_file():
+            raise fail(("suites", index), f"no such suite file: {path}")
+        return path
+    known = known_suites()
+    if entry not in known:
+        raise fail(("suites", index), f"unknown bundled suite {entry!r}; known: "
+                   f"{', '.join(sorted(known))} (a file needs the .jsonl suffix)")
+    return known[entry]
+
+
+def _resolve_catalog(entry: str, base: Path, fail: _Locator, index: int) -> Path:
+    path = Path(entry).expanduser()
+    path = (path if path.is_absolute() else base / path).resolve()
+    if not path.is_dir():
+        raise fail(("catalogs", index), f"no such catalog folder: {path}")
+    return path
+
+
+def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> None:
+    seen: dict[object, int] = {}
+    for index, value in enumerate(values):
+        if value in seen:
+            loc: Location = (key, index, "name") if key == "models" else (key, index)
+            raise fail(loc, f"{value!s} is listed twice (first as item {seen[value]})")
+        seen[value] = index
+
+
+def _with_default_timeout(model: ModelConfig, timeout_s: float | None) -> ModelConfig:
+    """The model with the spec's default call time limit unless it has its own."""
+    if model.timeout_s is not None or timeout_s is None:
+        return model
+    return model.model_copy(update={"timeout_s": timeout_s})
+
+
+def _check_models(models: Sequence[ModelConfig], fail: _Locator) -> None:
+    """Provider groups agree on their limit; every model name resolves to a route."""
+    limits: dict[str, tuple[int, int]] = {}
+    for index, model in enumerate(models):
+        if model.concurrency is not None:
+            previous = limits.setdefault(model.provider, (model.concurrency, index))
+            if previous[0] != model.concurrency:
+                raise fail(("models", index, "concurrency"),
+                           f"provider group {model.provider!r} already has concurrency "
+                           f"{previous[0]} (models.{previous[1]})")
+        try:
+            model.resolved()
+        except ValueError as exc:
+            raise fail(("models", index, "name"), str(exc)) from None
+
+
+def _check_scenarios(ids: Sequence[str], suites: Sequence[Path], fail: _Locator) -> None:
+    """Every id in ``scenarios`` names a scenario of the spec's suites."""
+    if not ids:
+        return
+    from pipeline.catalog import load_suites
+
+    known = {loaded.scenario.id for suite in load_suites(list(suites) or bundled_suites())
+             for loaded in suite.scenarios}
+    for index, scenario_id in enumerate(ids):
+        if scenario_id not in known:
+            raise fail(("scenarios", index), f"no scenario {scenario_id!r} in the suites "
+                       f"(known: {', '.join(sorted(known))})")
+
+
+def _message(message: str) -> str:
+    return message.removeprefix("Value error, ")

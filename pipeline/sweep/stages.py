@@ -1,0 +1,359 @@
+"""A sweep's stages as plain functions: plan, execute (Ray) into the warehouse, record, summarize.
+
+The Prefect flow in flows/sweep.py only calls these, adding orchestration and observability.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
+from pipeline.environment.sandbox import ToolsMode
+from pipeline.execution.attempts import Attempt
+from pipeline.execution.retry import RetryPolicy
+from pipeline.runtime.phases import mark
+from pipeline.sweep.grid import (
+    DEFAULT_MODEL,
+    MEMORY_MODES,
+    MemoryMode,
+    ModelConfig,
+    TrialSpec,
+    expand,
+    grid_size,
+)
+from pipeline.sweep.thresholds import Thresholds
+from pipeline.trial.run import RunContext, TrialResult, tables_of
+from pipeline.user.prompt import USER_MAX_TURNS
+from pipeline.util.redact import redact
+from pipeline.util.version import code_version
+from warehouse.query import run_named
+from warehouse.rows import RunRow
+from warehouse.writer import WarehouseWriter, validate_run_id
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class SweepConfig(BaseModel):
+    """Everything a sweep needs; JSON-able so a Prefect deployment can carry it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    catalogs: list[Path] = Field(default_factory=list, description="Catalog roots searched "
+                                 "before the bundled one (--catalog DIR).")
+    suites: list[Path] = Field(default_factory=list, description="Empty = the default suites.")
+    scenarios: list[str] = Field(default_factory=list,
+                                 description="Scenario ids to run; empty = every scenario.")
+    models: list[ModelConfig] = Field(
+        default_factory=lambda: [ModelConfig(DEFAULT_MODEL)], min_length=1, description=
+        "The models under test, each with how it is called (a bare name: the defaults).")
+    user_model: ModelConfig | None = Field(default=None, description=(
+        "The user simulator's model, for scenarios with a simulated user (--user-model); "
+        "none: their fixed turns are played."))
+    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1, description=(
+        "Turns a simulated user may speak (--user-max-turns); past them the dialog ends as "
+        "turn_limit (did not end normally)."))
+    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
+                                   "A trial's deadline: past it, it stops as an infrastructure "
+                                   "timeout (incomplete, retried).")
+    prompts: list[str] = Field(default_factory=lambda: ["default"])
+    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
+    repeats: int = Field(default=3, ge=1)
+    step_limit: int = Field(default=8, ge=1)
+    run_id: str = Field(default_factory=new_run_id)
+    resume: bool = False
+    ray_address: str | None = None
+    max_in_flight: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=500, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    tools: ToolsMode = Field(default="sandbox", description=(
+        "sandbox: the domain's tools on a per-trial copy (writes intercepted); mock: every "
+        "tool answers from the scenario's recorded results (--tools mock)."))
+    thresholds: Thresholds = Field(default_factory=Thresholds, description=(
+        "Release thresholds the gate reads from runs.config_json."))
+    warehouse: Path
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _names_are_models(cls, value: Any) -> Any:
+        """A bare model name stands for that model with the defaults."""
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("user_model", mode="before")
+    @classmethod
+    def _name_is_a_model(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    def model_names(self) -> list[str]:
+        return [m.name for m in self.models]
+
+    def resolved_models(self) -> list[ModelConfig]:
+        """Every model with its route resolved; ValueError for a model its provider does not
+        know."""
+        return [m.resolved() for m in self.models]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    run_id: str
+    suites: list[Suite]
+    grid_size: int
+    pending: list[TrialSpec]
+    skipped: int
+
+
+@dataclass
+class SweepOutcome:
+    run_id: str
+    grid_size: int
+    executed: int
+    skipped: int
+    statuses: dict[str, int] = field(default_factory=dict)
+    summary_columns: list[str] = field(default_factory=list)
+    summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the sweep stopped before its grid was done (a full disk), if it did."""
+
+    @property
+    def incomplete(self) -> int:
+        """Trials still without a final outcome (infrastructure failures after every retry)."""
+        return self.statuses.get("incomplete", 0)
+
+
+def load_plan_suites(config: SweepConfig) -> list[Suite]:
+    """Load and validate every suite, keeping only ``config.scenarios`` when set; raises
+    CatalogError (ValueError for an id no suite has) before anything runs."""
+    set_extra_roots(config.catalogs)
+    suites = load_suites(config.suites or bundled_suites())
+    if not config.scenarios:
+        return suites
+    wanted = set(config.scenarios)
+    known = {loaded.scenario.id for suite in suites for loaded in suite.scenarios}
+    missing = sorted(wanted - known)
+    if missing:
+        raise ValueError(f"scenarios: {', '.join(missing)} in none of the suites "
+                         f"(known: {', '.join(sorted(known))})")
+    return [replace(suite, scenarios=tuple(s for s in suite.scenarios
+                                           if s.scenario.id in wanted))
+            for suite in suites if any(s.scenario.id in wanted for s in suite.scenarios)]
+
+
+def plan(config: SweepConfig) -> SweepPlan:
+    validate_run_id(config.run_id)
+    suites = load_plan_suites(config)
+    models = config.resolved_models()
+    user_model = config.user_model.resolved() if config.user_model is not None else None
+    specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
+                        config.step_limit, config.tools, user_model, config.user_max_turns))
+    size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
+                     config.repeats)
+    done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()
+    pending = [replace(s, deadline_s=config.trial_timeout_s) for s in specs
+               if s.trial_id not in done]
+    return SweepPlan(config.run_id, suites, size, pending, len(specs) - len(pending))
+
+
+def final_trial_ids(root: Path, run_id: str) -> set[str]:
+    """Trials of a run that already have a final outcome (anything but incomplete)."""
+    result = run_named(root, "final_trial_ids", {"run_id": run_id})
+    return {row[0] for row in result.rows}
+
+
+class BatchSink:
+    """Collects attempts and final trial results; writes them to the warehouse in batches.
+
+    A batch is written when ``batch_size`` final trials are pending, when ``flush_interval_s``
+    has passed since the last write (a slow sweep loses little to a crash), and at the end.
+    A batch is one ``write_batch`` (trials file last, rolled back if any file fails): a trial
+    row is the commit marker, so only a kill mid-batch can leave attempts of trials that a
+    resume runs again (their numbering continues), never a trial without its attempt.
+    """
+
+    def __init__(self, writer: WarehouseWriter, batch_size: int,
+                 on_trial: Callable[[TrialResult], None] | None = None,
+                 flush_interval_s: float = 60.0) -> None:
+        self.writer = writer
+        self.batch_size = batch_size
+        self.on_trial = on_trial
+        self.flush_interval_s = flush_interval_s
+        self.statuses: dict[str, int] = {}
+        self.attempts = 0
+        self._pending: list[TrialResult] = []
+        self._attempt_rows: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+
+    def __call__(self, result: TrialResult) -> None:
+        """A trial's final result (its last attempt)."""
+        self.statuses[result.status] = self.statuses.get(result.status, 0) + 1
+        self._pending.append(result)
+        if self.on_trial is not None:
+            self.on_trial(result)
+        self._maybe_flush()
+
+    def attempt(self, attempt: Attempt) -> None:
+        """Any finished attempt, retried or final."""
+        self.attempts += 1
+        self._attempt_rows.append(attempt.row().as_dict())
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if (len(self._pending) >= self.batch_size
+                or len(self._attempt_rows) >= 4 * self.batch_size
+                or time.monotonic() - self._last_flush >= self.flush_interval_s):
+            self.flush()
+
+    def flush(self) -> None:
+        """One batch: its attempts, events and checks, then its trials (the commit marker),
+        all or nothing. On failure (a full disk) the rows stay pending and the error rises."""
+        self._last_flush = time.monotonic()
+        if not self._attempt_rows and not self._pending:
+            return
+        self.writer.write_batch({"attempts": self._attempt_rows, **tables_of(self._pending)})
+        self._attempt_rows = []
+        self._pending = []
+
+
+def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
+                 on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
+    """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
+    final statuses. Limits, faults and api_base come from ``config.models``."""
+    from pipeline.execution.concurrency import call_params_from, with_call_params
+    from pipeline.execution.executor import ray_session
+    from pipeline.sweep.progress import SweepProgress
+
+    writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
+    sink = BatchSink(writer, config.batch_size, on_trial)
+    ctx = RunContext(sweep_plan.run_id, code_version())
+    if not sweep_plan.pending:
+        return sink.statuses
+    specs = with_call_params(sweep_plan.pending, call_params_from(config))
+    routes = {s.model.name: s.model.route for s in sweep_plan.pending if s.model.route}
+    progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}")
+
+    def on_attempt(attempt: Attempt) -> None:
+        sink.attempt(attempt)
+        progress.attempt(attempt)
+
+    with progress:
+        mark("connecting to Ray" if config.ray_address else "starting a local Ray")
+        with ray_session(config.ray_address) as ray:
+            _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan)
+    return sink.statuses
+
+
+def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: Any,
+                ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
+                sweep_plan: SweepPlan) -> None:
+    from pipeline.execution.attempts import attempt_counts
+    from pipeline.execution.concurrency import faults_from, limits_from
+    from pipeline.execution.executor import ExecuteOptions, execute
+    from pipeline.execution.services import NodeServices
+
+    if any(r.node_service for r in routes.values()):
+        mark("starting model servers on the nodes")
+    with NodeServices(ray, routes) as endpoints:
+        options = ExecuteOptions(
+            retry=config.retry, limits=limits_from(config), faults=faults_from(config),
+            prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
+            endpoints=endpoints, on_outage=_say_outage)
+        try:
+            execute(specs, ctx, sink, config.max_in_flight, options=options,
+                    on_attempt=on_attempt)
+        finally:
+            sink.flush()
+
+
+def new_invocation_id() -> str:
+    return secrets.token_hex(8)
+
+
+def config_json(config: SweepConfig) -> str:
+    """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
+    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
+
+
+def _say_outage(text: str) -> None:
+    """A provider went down or came back: on the progress line, and on stderr for logs."""
+    mark(text)
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
+               executed: int | None, invocation_id: str) -> None:
+    """The invocation's ``runs`` row: at its start (``executed`` None, no finish time: a run
+    that never finishes keeps only this one) and again when it finishes."""
+    writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
+    row = RunRow(
+        run_id=sweep_plan.run_id,
+        invocation_id=invocation_id,
+        started_at=started_at,
+        finished_at=None if executed is None else datetime.now(UTC),
+        code_version=code_version(),
+        suite_ids=[s.id for s in sweep_plan.suites],
+        suite_sha256s=[s.sha256 for s in sweep_plan.suites],
+        models=config.model_names(),
+        memory_modes=list(config.memory_modes),
+        repeats=config.repeats,
+        grid_size=sweep_plan.grid_size,
+        trials_run=executed or 0,
+        ray_address=config.ray_address,
+        argv=redact(" ".join(sys.argv)),
+        config_json=config_json(config),
+    )
+    writer.write_batch({"runs": [row.as_dict()]})
+
+
+def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
+    """The grid options the run was started with (its latest invocation), or None."""
+    rows = run_named(root, "run_config", {"run_id": run_id}).rows
+    if not rows or rows[0][0] is None:
+        return None
+    value: dict[str, Any] = json.loads(str(rows[0][0]))
+    return upgrade_recorded(value)
+
+
+LEGACY_MODEL_KEYS = ("temperature", "seed", "timeout_s", "model_settings")
+"""Keys of a recorded config from before ``ModelConfig``: names in ``models``, the CLI's
+temperature, seed and timeout for all of them, and a spec's per-model settings apart."""
+
+
+def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's shape: an older one's models rebuilt as the same
+    ``ModelConfig``s (same values, so the same trial ids), its legacy keys dropped."""
+    if not any(key in recorded for key in LEGACY_MODEL_KEYS):
+        return recorded
+    out = {k: v for k, v in recorded.items() if k not in LEGACY_MODEL_KEYS}
+    settings = {s["name"]: s for s in recorded.get("model_settings") or []}
+    shared = {"temperature": recorded.get("temperature", 0.0), "seed": recorded.get("seed")}
+    models = []
+    for name in recorded.get("models") or [DEFAULT_MODEL]:
+        model = {**(settings.get(name) or {"name": name, **shared})}
+        if model.get("timeout_s") is None and recorded.get("timeout_s") is not None:
+            model["timeout_s"] = recorded["timeout_s"]
+        models.append(model)
+    out["models"] = models
+    return out
+
+
+def run_exists(root: Path, run_id: str) -> bool:
+    """Any row of the run, finished or not (its attempts count)."""
+    return bool(run_named(root, "run_exists", {"run_id": run_id}).rows[0][0])
+
+
+def summarize(root: Path, run_id: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    result = run_named(root, "summary", {"run_id": run_id})
+    return result.columns, result.rows

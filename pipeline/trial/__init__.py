@@ -1,0 +1,1 @@
+"""One trial: sandbox + agent + dialog -> Trace -> scoring -> rows."""

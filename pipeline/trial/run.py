@@ -1,0 +1,295 @@
+"""Run one trial: build the sandbox and agent, play the dialog, score it, make warehouse rows.
+
+``run_trial`` never swallows a harness bug: only the closed error kinds (AgentError, InfraError)
+become outcomes; anything else propagates and the executor records it as a harness error
+(the trial stays incomplete, never an agent failure).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from pipeline.catalog import Domain, load_domain
+from pipeline.environment.database import changed_only
+from pipeline.environment.expected_state import replay_golden
+from pipeline.environment.sandbox import Sandbox
+from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
+from pipeline.execution.concurrency import call_params_of
+from pipeline.models.channels import access_channel
+from pipeline.models.client import CallPurpose, LiteLLMClient, ModelClient, ModelReply
+from pipeline.models.providers import provider_for, resolve_route
+from pipeline.scoring import CheckResult, TrialScoring, score_trial
+from pipeline.sweep.grid import ModelConfig, TrialSpec
+from pipeline.trace import Event, Trace
+from pipeline.trial.agent import Agent, UserTurn
+from pipeline.trial.database_rows import diagnostic_rows, snapshot_rows
+from pipeline.trial.memory import memory_for
+from pipeline.trial.rows import condition_row
+from pipeline.user.prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
+from pipeline.user.simulator import UserSimulator
+from pipeline.util.hashing import canonical_json
+from pipeline.util.redact import redact
+from warehouse.rows import (
+    CheckRow,
+    ConditionTrialRow,
+    DiagnosticRow,
+    SnapshotRow,
+    TrialKey,
+    TrialRow,
+    TrialScoreColumns,
+)
+from warehouse.schema import TrialStatus
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_id: str
+    code_version: str
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One attempt of a trial, as the warehouse will hold it."""
+
+    trial: TrialRow
+    events: tuple[Event, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
+    condition: ConditionTrialRow | None = None
+    """A condition task's outcome (seed 002), when the scenario is one."""
+    snapshots: tuple[SnapshotRow, ...] = ()
+    """A database domain's database before and after the dialog (seed 004)."""
+    diagnostics: tuple[DiagnosticRow, ...] = ()
+    user_provider_failure: str | None = field(default=None, compare=False)
+    """How the user simulator's provider failed (a ``simulator_error`` trial), for its circuit
+    breaker; not stored (the error message says it)."""
+
+    @property
+    def status(self) -> TrialStatus:
+        return self.trial.status
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """The attempt's rows by table, for the warehouse writer."""
+        key = TrialKey(run_id=self.trial.run_id, trial_id=self.trial.trial_id,
+                       attempt_id=self.trial.attempt_id).as_dict()
+        return {
+            "trials": [self.trial.as_dict()],
+            "events": [{**key, **e.row()} for e in self.events],
+            "checks": [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
+                       for c in self.checks],
+            "condition_trials": [self.condition.as_dict()] if self.condition else [],
+            "snapshots": [r.as_dict() for r in self.snapshots],
+            "diagnostics": [r.as_dict() for r in self.diagnostics],
+        }
+
+
+def tables_of(results: Iterable[TrialResult]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of many attempts by table."""
+    out: dict[str, list[dict[str, Any]]] = {"trials": [], "events": [], "checks": [],
+                                            "condition_trials": [], "snapshots": [],
+                                            "diagnostics": []}
+    for result in results:
+        for table, rows in result.tables().items():
+            out[table] += rows
+    return out
+
+
+def model_client_for(spec: TrialSpec, model: ModelConfig | None = None) -> ModelClient:
+    """The trial's model client (or ``model``'s: the user simulator's): the model's provider
+    adds its per-trial call options (looked up by name, never special-cased here), then the
+    sweep's (``spec.extra``: the agent model's node endpoint and call options, so only for
+    that model; another model, the simulator's, gets its own call options: api_base,
+    timeout)."""
+    model = model or spec.model
+    route = model.route or resolve_route(model.name)
+    domain = load_domain(spec.scenario.domain, spec.domain_path)
+    params = provider_for(model.name).trial_params(route, spec.scenario, domain)
+    extra = spec.extra if model.name == spec.model.name else call_params_of(model)
+    return LiteLLMClient(model, {**params, **extra})
+
+
+def _simulator(spec: TrialSpec, client: ModelClient | None) -> UserSimulator | None:
+    """The trial's simulated user, when the scenario has one and the sweep names its model."""
+    user = spec.scenario.user
+    if user is None or (spec.user_model is None and client is None):
+        return None
+    model = client or model_client_for(spec, spec.user_model)
+    return UserSimulator(model if spec.deadline_s is None else
+                         DeadlineClient(model, spec.deadline_s), user.instructions,
+                         spec.user_max_turns)
+
+
+@dataclass
+class DeadlineClient:
+    """A model client that refuses to start a call once the trial's deadline has passed."""
+
+    inner: ModelClient
+    deadline_s: float
+    started: float = field(default_factory=time.monotonic)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        if time.monotonic() - self.started > self.deadline_s:
+            raise InfraError("timeout", f"the trial's deadline of {self.deadline_s:g} s passed "
+                                        f"before a {purpose} call at turn {turn}")
+        return self.inner.complete(messages, tools, purpose, turn, response_schema)
+
+
+def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
+              client: ModelClient | None = None,
+              user_client: ModelClient | None = None) -> TrialResult:
+    domain = load_domain(spec.scenario.domain, spec.domain_path)
+    case = spec.scenario.case
+    database = spec.scenario.database
+    sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else (),
+                      spec.scenario.state_changes, database)
+    model = client or model_client_for(spec)
+    agent = Agent(
+        model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),
+        system_prompt=spec.prompt.text,
+        tools=domain.openai_tools(),
+        sandbox=sandbox,
+        step_limit=max(spec.step_limit, spec.scenario.step_limit or 0),
+        memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
+    )
+    trace = Trace()
+    before = sandbox.snapshot()
+    if before is not None:
+        trace.snapshots["before"] = before
+    started = datetime.now(UTC)
+    status: TrialStatus = "complete"
+    error_kind: str | None = None
+    error_message: str | None = None
+    user_provider_failure: str | None = None
+    try:
+        simulator = _simulator(spec, user_client)
+        if simulator is not None:
+            agent.run_simulated(simulator, trace)
+        else:
+            agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
+    except AgentError as exc:
+        status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
+        error_kind, error_message = exc.kind, redact(str(exc))
+        trace.ended_by = exc.kind
+    except InfraError as exc:
+        status, error_kind, error_message = "incomplete", exc.kind, redact(str(exc))
+        user_provider_failure = exc.provider_kind
+    except ConfigError as exc:
+        status, error_kind, error_message = "incomplete", CONFIG_ERROR, redact(str(exc))
+    outcome = _Outcome(status, error_kind, error_message, started, datetime.now(UTC))
+    after = sandbox.snapshot()
+    if after is not None:
+        trace.snapshots["after"] = after
+    _expected_snapshots(trace, spec, domain)
+    if status == "incomplete":
+        return replace(_result(spec, ctx, trace, None, outcome, node_id),
+                       user_provider_failure=user_provider_failure)
+    scoring = score_trial(trace, spec.scenario, spec.memory_mode, domain)
+    return _result(spec, ctx, trace, scoring, outcome, node_id)
+
+
+def _expected_snapshots(trace: Trace, spec: TrialSpec, domain: Domain) -> None:
+    """A golden-replay scenario's expected database (phase ``expected``); a large database's
+    snapshots cut down to the rows that differ between the phases."""
+    rules = spec.scenario.database
+    if rules is None or not trace.snapshots:
+        return
+    if rules.expected.golden:
+        trace.snapshots["expected"] = replay_golden(domain, spec.scenario)[0]
+    if rules.snapshots == "changed":
+        trace.snapshots = changed_only(trace.snapshots)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    status: TrialStatus
+    error_kind: str | None
+    error_message: str | None
+    started: datetime
+    finished: datetime
+
+
+def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScoring | None,
+            outcome: _Outcome, node_id: str | None) -> TrialResult:
+    usage = trace.usage.reported()
+    user_usage = trace.user_usage.reported()
+    simulated = spec.user_model is not None and spec.scenario.user is not None
+    scores = TrialScoreColumns(**scoring.scores.row()) if scoring is not None else None
+    trial = TrialRow(
+        run_id=ctx.run_id, trial_id=spec.trial_id, attempt_id=uuid.uuid4().hex,
+        scenario_id=spec.scenario.id,
+        scenario_version=spec.scenario.version,
+        scenario_sha256=spec.scenario_sha256,
+        scenario_class=spec.scenario.scenario_class,
+        suite_id=spec.suite_id,
+        suite_sha256=spec.suite_sha256,
+        domain=spec.scenario.domain,
+        model=spec.model.name,
+        provider=spec.model.provider,
+        access_channel=access_channel(spec.model.name, spec.model.api_base),
+        model_version=usage.model_version,
+        system_fingerprint=usage.system_fingerprint,
+        temperature=spec.model.temperature,
+        generation_params=canonical_json(spec.model.generation_params()),
+        seed=spec.model.seed,
+        prompt_id=spec.prompt.id,
+        prompt_sha256=spec.prompt.sha256,
+        tools_sha256=spec.tools_sha256,
+        memory_mode=spec.memory_mode,
+        repeat=spec.repeat,
+        status=outcome.status,
+        passed=scoring.passed if scoring is not None else None,
+        error_kind=outcome.error_kind,
+        error_message=outcome.error_message,
+        **(scores.as_dict() if scores is not None else {}),
+        turns=trace.turns_played,
+        model_calls=usage.model_calls,
+        tool_calls=len(trace.tool_calls()),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+        latency_ms=(outcome.finished - outcome.started).total_seconds() * 1000,
+        started_at=outcome.started,
+        finished_at=outcome.finished,
+        code_version=ctx.code_version,
+        node_id=node_id,
+        user_model=spec.user_model.name if simulated and spec.user_model else None,
+        user_prompt_sha256=USER_PROMPT_SHA256 if simulated else None,
+        user_model_calls=user_usage.model_calls if simulated else None,
+        user_input_tokens=user_usage.input_tokens if simulated else None,
+        user_output_tokens=user_usage.output_tokens if simulated else None,
+        user_cost_usd=user_usage.cost_usd if simulated else None,
+        reward_basis=list(spec.scenario.reward_basis) or None,
+        nl_assertions=len(spec.scenario.nl_assertions) or None,
+    )
+    key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
+    condition, diagnostics = _method_rows(spec, key, scoring)
+    return TrialResult(trial, tuple(trace.events),
+                       scoring.checks if scoring is not None else (), condition,
+                       tuple(snapshot_rows(key, trace.snapshots)), tuple(diagnostics))
+
+
+def _method_rows(spec: TrialSpec, key: TrialKey, scoring: TrialScoring | None
+                 ) -> tuple[ConditionTrialRow | None, list[DiagnosticRow]]:
+    """A condition task's row (seed 002) and a database scenario's diagnostics (seed 004)."""
+    if scoring is None:
+        return None, []
+    rules, database = spec.scenario.condition, spec.scenario.database
+    condition = (condition_row(key, spec.scenario.id, rules, scoring.condition)
+                 if scoring.condition is not None and rules is not None else None)
+    diagnostics = (diagnostic_rows(key, database, scoring.diagnostics)
+                   if scoring.diagnostics is not None and database is not None else [])
+    return condition, diagnostics
+
+
+def harness_failure(spec: TrialSpec, ctx: RunContext, message: str,
+                    node_id: str | None = None) -> TrialResult:
+    """The row for a trial whose execution crashed in our code or its worker died."""
+    now = datetime.now(UTC)
+    outcome = _Outcome("incomplete", "harness_error", redact(message)[:2000], now, now)
+    return _result(spec, ctx, Trace(), None, outcome, node_id)
