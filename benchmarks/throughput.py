@@ -121,7 +121,7 @@ class CpuMeter:
 
 def _config(root: Path, run_id: str, trials: int, **extra: Any) -> Any:
     from pipeline.catalog import load_suite
-    from pipeline.sweep.stages import SweepConfig
+    from pipeline.sweep.config import SweepConfig
 
     scenarios = len(load_suite(SUITE).scenarios)
     return SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=run_id, warehouse=root,

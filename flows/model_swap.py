@@ -33,9 +33,10 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
-from pipeline.cli.decide import DecideOptions, make_decision  # noqa: E402
+from pipeline.decide.decision import DecideOptions, make_decision
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.spec import load_spec  # noqa: E402
-from pipeline.sweep.stages import SweepConfig, SweepOutcome  # noqa: E402
+from pipeline.sweep.stages import SweepOutcome
 from reports.decision import decision_json, store_decision  # noqa: E402
 from warehouse.atomic import write_text  # noqa: E402
 

@@ -31,9 +31,10 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
 from flows.sweep import sweep_flow  # noqa: E402
-from pipeline.cli.report import nightly_report  # noqa: E402
+from pipeline.decide.html import nightly_report
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.spec import load_spec  # noqa: E402
-from pipeline.sweep.stages import SweepConfig, SweepOutcome  # noqa: E402
+from pipeline.sweep.stages import SweepOutcome
 from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
 
 CRON = "0 2 * * *"

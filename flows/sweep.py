@@ -14,8 +14,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
 from pipeline.runtime.phases import mark
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.stages import (
-    SweepConfig,
     SweepOutcome,
     SweepPlan,
     execute_plan,

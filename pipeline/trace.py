@@ -200,3 +200,12 @@ class Trace:
 
     def tool_calls(self) -> list[ToolCall]:
         return [e for e in self.events if isinstance(e, ToolCall)]
+
+
+SUMMARY_SCAFFOLD = ("Previous summary:", "Dialog so far:", "New user message:",
+                    "Write the updated summary")
+"""The headings of the summary update request; a summary that copies them copied the request."""
+
+
+DIALOG_LINE_PREFIXES = ("user:", "assistant:")
+"""How the update request writes the dialog's lines (``_dialog_text``)."""

@@ -17,7 +17,8 @@ from pipeline.execution.breaker import Breaker
 from pipeline.execution.retry import RetryPolicy
 from pipeline.reference.reference import SCRIPT_KEY, golden_script
 from pipeline.reference.server import RequestError, _Handler, start_server
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import execute_plan, plan
 from warehouse.query import run_sql
 
 

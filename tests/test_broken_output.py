@@ -17,8 +17,9 @@ from pipeline.errors import AgentErrorKind
 from pipeline.execution.attempts import RetryBook
 from pipeline.execution.retry import RetryPolicy
 from pipeline.reference.broken import BROKEN, UNKNOWN_TOOL
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import MEMORY_MODES, ModelConfig, expand
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.stages import execute_plan, plan
 from pipeline.trace import AssistantMessage, ToolResult
 from pipeline.trial.run import RunContext, TrialResult, run_trial
 from warehouse.query import run_sql

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 
 from pipeline.stored.rescore import rescore_run
-from pipeline.sweep.stages import SweepConfig
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.thresholds import Thresholds
 from warehouse.query import run_sql
 

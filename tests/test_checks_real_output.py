@@ -148,7 +148,7 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     from pathlib import Path
 
     from pipeline.stored.calibrate import calibrate, load_labels, read_traces
-    from pipeline.stored.rescore import ScenarioIndex
+    from pipeline.stored.trials import ScenarioIndex
 
     repo = Path(__file__).resolve().parent.parent
     labels, trials = [], []

@@ -10,8 +10,9 @@ from conftest import MEETING_SUITE
 from typer.testing import CliRunner
 
 from pipeline.catalog import load_suites
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import ModelConfig, expand
-from pipeline.sweep.stages import SweepConfig, plan, run_exists, summarize
+from pipeline.sweep.stages import plan, run_exists, summarize
 from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.check import check_warehouse
 from warehouse.writer import WarehouseError, WarehouseWriter

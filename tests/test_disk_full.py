@@ -28,7 +28,8 @@ from pipeline.runtime.prefect_state import (
     migration_head,
     set_aside_if_broken,
 )
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import execute_plan, plan
 from warehouse.diskspace import DiskFull, is_no_space
 from warehouse.query import run_sql
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import MEETING_SUITE
 from test_catalog_roots import make_domain
 
-from pipeline.sweep.stages import SweepConfig, config_json
+from pipeline.sweep.config import SweepConfig, config_json
 from warehouse.writer import WarehouseWriter
 
 BIN = Path(sys.executable).parent

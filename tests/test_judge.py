@@ -23,7 +23,7 @@ from pipeline.judge.delimiters import END, read_block
 from pipeline.judge.evidence import Evidence, gather, messages
 from pipeline.models.faults import FaultProfile
 from pipeline.reference.judges import seed_judge
-from pipeline.stored.rescore import ScenarioIndex, stored_trials
+from pipeline.stored.trials import ScenarioIndex, stored_trials
 from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql

@@ -17,7 +17,8 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.models.config import ModelConfig
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import execute_plan, plan
 from warehouse.query import run_sql
 
 pytestmark = pytest.mark.live

@@ -29,8 +29,9 @@ from pipeline.models.client import (
 )
 from pipeline.reference.reference import SCRIPT_KEY
 from pipeline.reference.server import ServerHandle, start_server
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import ModelConfig
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.stages import execute_plan, plan
 from pipeline.trial.run import RunContext, run_trial
 from warehouse.query import run_sql
 

@@ -12,8 +12,8 @@ from conftest import MEETING_SUITE
 
 from flows.model_swap import SwapSpecError, split_models
 from pipeline.catalog import load_suites
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import expand
-from pipeline.sweep.stages import SweepConfig
 from warehouse.query import run_sql
 
 

@@ -111,7 +111,7 @@ def test_golden_passes_all_seven_with_the_expected_effects_and_diagnostics() -> 
 
 def test_show_says_a_write_committed_before_its_timeout_not_that_it_was_refused() -> None:
     from pipeline.cli.show import dialog_lines
-    from pipeline.stored.rescore import StoredTrial
+    from pipeline.stored.trials import StoredTrial
 
     result = _results("reference/golden", {"timeout-after-commit"})[0]
     lines = list(dialog_lines(StoredTrial(row={}, events=result.events)))

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, bundled_suites, load_suites
 from pipeline.stored.calibrate import CheckLabel, calibrate, load_labels, read_traces
-from pipeline.stored.rescore import ScenarioIndex, rescore_run, stored_trials
+from pipeline.stored.rescore import rescore_run
+from pipeline.stored.trials import ScenarioIndex, stored_trials
 from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trial.run import RunContext, run_trial, tables_of
 from warehouse.query import run_sql

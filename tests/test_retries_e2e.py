@@ -23,7 +23,8 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.models.faults import FaultProfile
 from pipeline.reference.reference import SCRIPT_KEY, golden_script
 from pipeline.reference.server import ServerHandle, _Handler, start_server
-from pipeline.sweep.stages import SweepConfig, SweepPlan, execute_plan, plan, summarize
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import SweepPlan, execute_plan, plan, summarize
 from warehouse.query import run_sql
 
 pytestmark = pytest.mark.slow  # fault drills on Ray: injected errors, real backoff, a killed worker

@@ -15,8 +15,8 @@ from pipeline.catalog import CatalogError, bundled_suites
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
+from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.spec import load_spec
-from pipeline.sweep.stages import SweepConfig
 
 VALID = """\
 # a comment line
@@ -101,7 +101,7 @@ def test_the_shipped_specs_load() -> None:
 
 
 def test_the_cases_spec_carries_runs_per_case_tools_and_thresholds_into_the_run() -> None:
-    from pipeline.sweep.stages import config_json
+    from pipeline.sweep.config import config_json
 
     config = load_spec(REPO / "infra" / "sweeps" / "cases.yaml", Path("/nonexistent"))
     assert (config.repeats, config.tools, config.memory_modes) == (3, "mock", ["chat"])
@@ -230,7 +230,8 @@ def test_a_local_model_gets_its_route_and_default_params(tmp_path: Path) -> None
 def test_a_config_recorded_before_model_config_resumes_the_same_grid(tmp_path: Path) -> None:
     """runs.config_json of an older run (model names, the CLI's temperature and seed, a spec's
     model_settings apart) is read back as the same models, so the same trial ids."""
-    from pipeline.sweep.stages import plan, upgrade_recorded
+    from pipeline.sweep.config import upgrade_recorded
+    from pipeline.sweep.stages import plan
 
     old = {"suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
            "models": ["reference/golden", "openai/x"], "temperature": 0.5, "seed": 3,

@@ -11,7 +11,8 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.sweep.stages import SweepConfig, SweepOutcome
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import SweepOutcome
 from warehouse.query import run_sql
 
 RUN = "e2e-run"

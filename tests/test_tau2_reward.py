@@ -15,7 +15,7 @@ from pipeline.catalog import Suite
 from pipeline.judge import JudgeOptions, judge_run, load_rubric
 from pipeline.judge.evidence import gather
 from pipeline.reference.judges import nl_judge
-from pipeline.stored.rescore import ScenarioIndex, stored_trials
+from pipeline.stored.trials import ScenarioIndex, stored_trials
 from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trial.run import RunContext, TrialResult, run_trial, tables_of
 from warehouse.query import run_sql

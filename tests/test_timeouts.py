@@ -15,7 +15,8 @@ from conftest import MEETING_SUITE
 
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
-from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.stages import execute_plan, plan
 from pipeline.trial.run import RunContext, run_trial
 from warehouse.query import run_sql
 

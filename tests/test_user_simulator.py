@@ -154,8 +154,8 @@ def test_the_simulator_hears_the_agent_with_a_cue_to_answer_as_the_customer() ->
 
 
 def test_a_user_model_that_cannot_work_is_refused_before_the_first_trial(tmp_path: Path) -> None:
-    from pipeline.cli.run import BadInput, check
-    from pipeline.sweep.stages import SweepConfig
+    from pipeline.sweep.config import SweepConfig
+    from pipeline.sweep.preflight import BadInput, check
 
     def config(user: str) -> SweepConfig:
         return SweepConfig(suites=[SUITE], scenarios=["0"], models=["reference/golden"],
@@ -177,7 +177,8 @@ def test_a_silent_simulator_provider_opens_its_own_breaker_never_the_agents(
 
     from pipeline.execution.breaker import outages_of
     from pipeline.execution.retry import RetryPolicy
-    from pipeline.sweep.stages import SweepConfig, execute_plan, plan
+    from pipeline.sweep.config import SweepConfig
+    from pipeline.sweep.stages import execute_plan, plan
 
     with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
         probe.bind(("127.0.0.1", 0))

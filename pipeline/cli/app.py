@@ -134,7 +134,8 @@ def compare(
 ) -> None:
     """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
     the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
-    from pipeline.cli.decide import DecideOptions, compare_main
+    from pipeline.cli.decide import compare_main
+    from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
@@ -161,7 +162,8 @@ def gate(
 ) -> None:
     """The admission rule: exit 0 admit, 1 block, 2 bad input, 3 incomplete; every reason
     that applies is listed."""
-    from pipeline.cli.decide import DecideOptions, gate_main
+    from pipeline.cli.decide import gate_main
+    from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
@@ -229,7 +231,7 @@ def _prewarm(address: str) -> None:
     import math
 
     from pipeline.execution.executor import cpu_slots, ray_session, worker_pool
-    from pipeline.sweep.stages import SweepConfig
+    from pipeline.sweep.config import SweepConfig
 
     in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
     with ray_session(address) as ray:
@@ -342,7 +344,8 @@ def report(
 def _report_html(run_id: str, output: Path | None, baseline: str | None, config: Path | None,
                  review: Path | None, catalogs: list[Path], max_failed: int,
                  passed_sample: int) -> None:
-    from pipeline.cli.report import HtmlOptions, html_main
+    from pipeline.cli.report import html_main
+    from pipeline.decide.html import HtmlOptions
     from reports.html import TraceOptions
 
     if output is None:
@@ -610,7 +613,7 @@ def show(
     """Print one trial: the dialog with memory, tool calls and results, then its checks."""
     from pipeline.cli.judge import judgment_lines
     from pipeline.cli.show import render
-    from pipeline.stored.rescore import stored_trials
+    from pipeline.stored.trials import stored_trials
     from warehouse.query import run_named
 
     root = hygiene.warehouse_root()
@@ -653,7 +656,7 @@ def checks_calibrate(
     """Agreement of the checks with a person's verdicts: as recorded, and with today's checks."""
     from pipeline.catalog import CatalogError
     from pipeline.stored.calibrate import calibrate, load_labels, read_traces
-    from pipeline.stored.rescore import ScenarioIndex, stored_trials
+    from pipeline.stored.trials import ScenarioIndex, stored_trials
 
     if (run_id is None) == (traces is None):
         _fail("give exactly one of --run-id and --traces")
@@ -710,7 +713,7 @@ def checks_export(
     their labels: `checks calibrate --traces` reads it without the warehouse."""
     from pipeline.catalog import CatalogError
     from pipeline.stored.calibrate import load_labels
-    from pipeline.stored.rescore import stored_trials
+    from pipeline.stored.trials import stored_trials
     from warehouse.atomic import write_text
 
     try:

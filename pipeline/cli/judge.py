@@ -148,7 +148,7 @@ def judge_calibrate(
     from pipeline.judge.calibrate import calibrate_judge, check_labels, load_judge_labels
     from pipeline.judge.store import read_judgments, stored_judgments
     from pipeline.stored.calibrate import read_traces
-    from pipeline.stored.rescore import stored_trials
+    from pipeline.stored.trials import stored_trials
 
     if (run_id is None) == (traces is None) or (traces is None) != (judgments is None):
         _fail("give --run-id, or --traces and --judgments")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import threading
 from typing import Annotated
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
+from pipeline.local.server import RUNTIME_MISSING, runtime_installed
 from pipeline.local.weights import WeightsError, ensure_weights, gguf_path, model_cache
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -19,12 +19,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 console = Console()
 err_console = Console(stderr=True)
 EXIT_BAD_INPUT = 2
-RUNTIME_MISSING = ("the local model runtime (xllamacpp) is not installed: run `make setup-local` "
-                   "(or `uv pip install --require-hashes -r requirements-local.lock`)")
-
-
-def runtime_installed() -> bool:
-    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def _fail(message: str) -> None:

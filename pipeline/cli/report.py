@@ -5,45 +5,17 @@ does not exist, a bad gate config) is one line and exit 2, with no file written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from pipeline.catalog import CatalogError
-from pipeline.cli.decide import DecideOptions, make_decision
-from pipeline.util.redact import redactor
+from pipeline.decide.html import HtmlOptions, write_html
 from reports import ComparisonInputError
-from reports.html import ReportInputError, ReportOptions, TraceOptions, write_report
+from reports.html import ReportInputError
 from warehouse.writer import WarehouseError
 
 EXIT_BAD_INPUT = 2
-
-
-@dataclass(frozen=True)
-class HtmlOptions:
-    run_id: str
-    output: Path
-    baseline: str | None = None
-    config: Path | None = None
-    review: Path | None = None
-    catalogs: tuple[Path, ...] = ()
-    traces: TraceOptions = TraceOptions()
-
-
-def write_html(root: Path, options: HtmlOptions) -> Path:
-    """The report file; ReportInputError / ComparisonInputError / CatalogError /
-    WarehouseError for bad input (nothing written)."""
-    if not options.output.parent.is_dir():
-        raise ReportInputError(f"-o {options.output}: the folder {options.output.parent} does "
-                               "not exist")
-    decision = None
-    if options.baseline is not None:
-        decision = make_decision(root, DecideOptions(
-            options.baseline, options.run_id, options.config, options.review,
-            catalogs=options.catalogs))
-    return write_report(root, options.output, options.run_id,
-                        ReportOptions(scrub=redactor(), traces=options.traces, decision=decision))
 
 
 def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) -> int:
@@ -58,14 +30,3 @@ def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) 
     return 0
 
 
-def nightly_report(root: Path, path: Path, run_id: str, baseline: str | None) -> Path:
-    """The nightly flow's report: the comparison with ``baseline`` when the two runs can be
-    paired, else (no baseline, or nothing shared: the CSV still lists the cells) the run's
-    own report. The folder is made if missing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if baseline is not None:
-        try:
-            return write_html(root, HtmlOptions(run_id, path, baseline))
-        except ComparisonInputError:
-            pass
-    return write_html(root, HtmlOptions(run_id, path))

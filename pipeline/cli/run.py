@@ -19,19 +19,11 @@ from rich.console import Console
 
 from pipeline.runtime import hygiene
 from pipeline.runtime.phases import mark
+from pipeline.sweep.preflight import BadInput, check, option_error, refuse_existing
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
-OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
-                   "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
-                   "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
-                   "user_max_turns": "--user-max-turns"}
-
-
-class BadInput(Exception):
-    """An option, spec or catalog mistake: exit 2, nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +65,7 @@ class RunOptions:
 def build_config(options: RunOptions) -> Any:
     """The SweepConfig the options describe; BadInput for a mistake."""
     from pipeline.catalog import CatalogError
-    from pipeline.sweep.stages import SweepConfig
+    from pipeline.sweep.config import SweepConfig
 
     if options.resume and not options.run_id and options.spec is None:
         raise BadInput("--resume needs --run-id")
@@ -147,103 +139,6 @@ def _recorded_grid(run_id: str) -> dict[str, Any]:
         raise BadInput(f"--run-id {run_id}: no recorded grid for this run (it never started "
                        "here, or it is older than this version): give its grid options too")
     return {k: v for k, v in recorded.items() if k not in ("run_id", "resume")}
-
-
-def option_error(exc: ValidationError) -> str:
-    """A pydantic error about the run's options as one line naming the option."""
-    first = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in first["loc"]]
-    option = OPTION_OF_FIELD.get(loc[0], "--" + loc[0].replace("_", "-")) if loc else "options"
-    value = first.get("input")
-    shown = f" {value!r}" if isinstance(value, str | int | float) else ""
-    return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
-
-
-def refuse_existing(config: Any, append: bool) -> None:
-    from pipeline.sweep.stages import run_exists
-
-    if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
-        raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
-                       "--resume, add another grid to it with --append, or choose a new "
-                       "--run-id")
-
-
-def check_free_space(warehouse: Path) -> None:
-    """Room for Prefect's database and the warehouse before anything is written (a disk that
-    fills during Prefect's first start used to leave its database half-migrated)."""
-    from warehouse.diskspace import MB, free_bytes, min_free_bytes
-
-    try:
-        floor = min_free_bytes()
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    for what, path in (("the warehouse", warehouse), ("Prefect's home", hygiene.prefect_home())):
-        free = free_bytes(path)
-        if free < floor:
-            raise BadInput(f"{path}: only {free / MB:.1f} MB free on the disk of {what}; a run "
-                           f"needs {floor / MB:.0f} MB (AGENTSWEEP_MIN_FREE_MB). Free some "
-                           "space or point AGENTSWEEP_HOME at a larger disk")
-
-
-def _check_ray_address(address: str) -> None:
-    """A cluster address must answer before a run joins it (Ray would retry for minutes)."""
-    import socket
-
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    try:
-        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=3):
-            return
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"--ray-address {address}: no Ray cluster answers there "
-                       f"({getattr(exc, 'strerror', None) or exc}); start one "
-                       "(`agentsweep up`, `ray start --head`) or leave the option out for a "
-                       "local Ray") from None
-
-
-def check(config: Any, append: bool) -> list[Any]:
-    """Everything about the run that can be known before it starts; returns the routes."""
-    from pipeline.catalog import CatalogError
-    from pipeline.sweep.preflight import preflight
-    from pipeline.sweep.stages import load_plan_suites
-    from warehouse.writer import WarehouseError, validate_run_id
-
-    try:
-        validate_run_id(config.run_id)
-        check_free_space(config.warehouse)
-        refuse_existing(config, append)
-        if config.ray_address:
-            _check_ray_address(config.ray_address)
-        suites = load_plan_suites(config)
-        try:
-            models = config.resolved_models()
-        except ValueError as exc:
-            if isinstance(exc, ValidationError):
-                raise
-            raise BadInput(f"--model: {exc}") from None
-        _default_modes(config, suites)
-        preflight(models, suites, config.prompts, config.memory_modes)
-        _check_user_model(config, [m.name for m in models])
-    except ValidationError as exc:
-        raise BadInput(option_error(exc)) from None
-    except (CatalogError, WarehouseError, ValueError) as exc:
-        raise BadInput(str(exc)) from None
-    return [m.route for m in models if m.route is not None]
-
-
-def _default_modes(config: Any, suites: list[Any]) -> None:
-    """Memory modes nobody chose: leave out structured mode when a domain of the run has no
-    state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
-    from pipeline.catalog import load_domain
-
-    if "memory_modes" in config.model_fields_set:
-        return
-    lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
-                      if load_domain(s.scenario.domain).state_schema is None})
-    if lacking and "structured" in config.memory_modes:
-        config.memory_modes = [m for m in config.memory_modes if m != "structured"]
-        Console(stderr=True).print(
-            f"note: structured memory mode left out: domain {', '.join(lacking)} has no "
-            "state.schema.json (choose modes with --memory-mode)", markup=False)
 
 
 @dataclass
@@ -415,7 +310,7 @@ def _nothing_left(config: Any, terminal: Terminal) -> bool:
 def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal) -> None:
     """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
     from pipeline import local
-    from pipeline.cli.local_model import runtime_installed
+    from pipeline.local.server import runtime_installed
 
     try:
         if local_ray:
@@ -467,23 +362,3 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         return EXIT_INCOMPLETE
 
 
-def _check_user_model(config: Any, agents: list[str]) -> None:
-    """The user simulator's model: one its provider knows, with its key; a model served on the
-    nodes (the local model) only when an agent model of the sweep is the same (its server is
-    started for the agents)."""
-    from pipeline.sweep.preflight import PreflightError, preflight
-
-    if config.user_model is None:
-        return
-    try:
-        user = config.user_model.resolved()
-    except ValueError as exc:
-        raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
-    try:
-        preflight([user], [], config.prompts, [])
-    except PreflightError as exc:
-        raise BadInput(f"--user-model: {exc}") from None
-    if user.route is not None and user.route.node_service and user.name not in agents:
-        raise BadInput(f"--user-model {user.name}: a model served on the nodes plays the user "
-                       "only when it is also a --model of the sweep (its server is started "
-                       "for the agents)")

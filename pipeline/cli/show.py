@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.stored.rescore import StoredTrial
+from pipeline.stored.trials import StoredTrial
 
 WIDTH = 400
 """Longest text shown per event (tool results and memory are cut, marked with …)."""

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.catalog import CatalogError
-from pipeline.sweep.spec import read_yaml_mapping, validate_located
+from pipeline.catalog.located import read_yaml_mapping, validate_located
 from reports.expectations import Review
 from reports.gate import Thresholds, UnknownPolicy
 

@@ -21,16 +21,15 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import InfraError
-from pipeline.models.config import ModelConfig
+from pipeline.models.call_params import models_of
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import provider_of
-from pipeline.sweep.grid import TrialSpec
 
 LIMITER_NAMESPACE = "agentsweep"
 
@@ -49,17 +48,6 @@ def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
     return group if group in limits else None
 
 
-def models_of(config: Any) -> list[ModelConfig]:
-    """``config.models`` (a SweepConfig's) as ModelConfigs, then its user simulator's model
-    (its limits, faults and call options apply to its own calls); [] for a config without
-    them."""
-    models = [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
-    user = getattr(config, "user_model", None)
-    if isinstance(user, ModelConfig) and user.name not in {m.name for m in models}:
-        models.append(user)
-    return models
-
-
 def limits_from(config: Any) -> dict[str, int]:
     """Provider group -> concurrency from the models (the spec checks that a group has one
     value; should two differ, the smaller wins)."""
@@ -69,46 +57,6 @@ def limits_from(config: Any) -> dict[str, int]:
             group = model.provider
             limits[group] = min(model.concurrency, limits.get(group, model.concurrency))
     return limits
-
-
-def faults_from(config: Any) -> dict[str, FaultProfile]:
-    """Model name -> injected fault profile."""
-    return {m.name: m.faults for m in models_of(config) if m.faults is not None}
-
-
-def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
-    """Model name -> per-call LiteLLM options of its configuration: ``api_base``, a
-    placeholder key when the environment has none for the provider (LiteLLM refuses to call
-    an OpenAI-compatible endpoint without one; a local server needs none), and the call's
-    ``timeout`` (the model's ``timeout_s``)."""
-    params = {m.name: call_params_of(m) for m in models_of(config)}
-    return {name: entry for name, entry in params.items() if entry}
-
-
-def call_params_of(model: ModelConfig) -> dict[str, Any]:
-    import os
-
-    from pipeline.sweep.preflight import NO_KEY
-    from pipeline.util.secrets import key_from_env, reveal
-
-    entry: dict[str, Any] = {}
-    if model.api_base:
-        entry["api_base"] = reveal(model.api_base)
-        if not model.api_key_env and not os.environ.get(f"{model.provider.upper()}_API_KEY"):
-            entry["api_key"] = NO_KEY
-    if model.api_key_env:
-        entry["api_key"] = key_from_env(model.api_key_env)
-    if model.timeout_s:
-        entry["timeout"] = float(model.timeout_s)
-    return entry
-
-
-def with_call_params(specs: Iterable[TrialSpec],
-                     params: Mapping[str, Mapping[str, Any]]) -> Iterator[TrialSpec]:
-    """Per-model call options into ``TrialSpec.extra``, lazily (``extra`` is not identity)."""
-    for spec in specs:
-        extra = params.get(spec.model.name)
-        yield replace(spec, extra={**spec.extra, **extra}) if extra else spec
 
 
 class ConcurrencyLimiter:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.catalog import CatalogError
 from pipeline.stored.calibrate import Confusion, LabelLine, read_label_lines
-from pipeline.stored.rescore import StoredTrial
+from pipeline.stored.trials import StoredTrial
 
 HumanVerdict = Literal["pass", "fail"]
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pipeline.execution.concurrency import call_params_of
 from pipeline.execution.services import serve_here
+from pipeline.models.call_params import call_params_of
 from pipeline.models.config import ModelConfig
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args
 
 from pipeline.catalog import Scenario
 from pipeline.judge.delimiters import BEGIN, END
-from pipeline.stored.rescore import StoredTrial
+from pipeline.stored.trials import StoredTrial
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, UserMessage
 from pipeline.util.hashing import sha256_text
 

@@ -32,7 +32,7 @@ from pipeline.judge.rubric import Rubric, load_rubric
 from pipeline.judge.store import write_judgments
 from pipeline.models.client import LiteLLMClient, model_call_guard
 from pipeline.models.config import ModelConfig
-from pipeline.stored.rescore import ScenarioIndex, StoredTrial, stored_trials
+from pipeline.stored.trials import ScenarioIndex, StoredTrial, stored_trials
 from pipeline.util.hashing import canonical_json
 from warehouse.rows import JudgmentRow
 

@@ -27,7 +27,7 @@ class LocalRuntimeMissing(RuntimeError):
 def prepare(routes: Iterable[ModelRoute], progress: Callable[[str], None]) -> None:
     """Before a sweep on this machine: the runtime is installed and every local model's
     weights are fetched and verified (so a first run shows its progress, and fails early)."""
-    from pipeline.cli.local_model import RUNTIME_MISSING, runtime_installed
+    from pipeline.local.server import RUNTIME_MISSING, runtime_installed
 
     names = sorted({r.node_service.removeprefix(LOCAL_SERVICE_PREFIX) for r in routes
                     if r.node_service and r.node_service.startswith(LOCAL_SERVICE_PREFIX)})

@@ -18,6 +18,7 @@ here; nothing in the trial path knows that a model is local.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import threading
@@ -28,7 +29,9 @@ from types import TracebackType
 from typing import Any
 
 from pipeline.local.adapter import ADAPTER_ID, lift_tool_calls
-from pipeline.local.catalog import LocalModelSpec
+from pipeline.local.catalog import (
+    LocalModelSpec,
+)
 from pipeline.util.hashing import sha256_text
 
 HOST = "127.0.0.1"
@@ -211,3 +214,11 @@ def _handler_for(server: LocalModelServer) -> type[BaseHTTPRequestHandler]:
             return  # requests are recorded by the caller, not logged here
 
     return Handler
+
+
+RUNTIME_MISSING = ("the local model runtime (xllamacpp) is not installed: run `make setup-local` "
+                   "(or `uv pip install --require-hashes -r requirements-local.lock`)")
+
+
+def runtime_installed() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None

@@ -10,7 +10,7 @@ from pipeline.catalog.models import Turn, phrasings
 from pipeline.scoring.journal import Journal
 from pipeline.scoring.results import CheckResult
 from pipeline.scoring.values import same_value
-from pipeline.trial.memory import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
+from pipeline.trace import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
 
 IGNORED_STATE_KEYS = frozenset({"revision", "superseded", "status"})
 

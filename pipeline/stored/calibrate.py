@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline.catalog import CatalogError
 from pipeline.catalog.errors import format_pydantic_error
 from pipeline.scoring import KIND_OF_ID_PREFIX
-from pipeline.stored.rescore import ScenarioIndex, StoredTrial, rescore
+from pipeline.stored.rescore import rescore
+from pipeline.stored.trials import ScenarioIndex, StoredTrial
 
 Verdict = Literal["pass", "fail", "n/a"]
 """``n/a``: the check should not be there at all (its turn was never reached, say): a failure

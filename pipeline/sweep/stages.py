@@ -15,95 +15,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
-from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.attempts import Attempt
-from pipeline.execution.retry import RetryPolicy
 from pipeline.runtime.phases import mark
+from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
 from pipeline.sweep.grid import (
-    DEFAULT_MODEL,
-    MEMORY_MODES,
-    MemoryMode,
-    ModelConfig,
     TrialSpec,
     expand,
     grid_size,
 )
-from pipeline.sweep.thresholds import Thresholds
 from pipeline.trial.run import RunContext, TrialResult, tables_of
-from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
 from pipeline.util.version import code_version
 from warehouse.query import run_named
 from warehouse.rows import RunRow
 from warehouse.writer import WarehouseWriter, validate_run_id
-
-
-def new_run_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-
-
-class SweepConfig(BaseModel):
-    """Everything a sweep needs; JSON-able so a Prefect deployment can carry it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    catalogs: list[Path] = Field(default_factory=list, description="Catalog roots searched "
-                                 "before the bundled one (--catalog DIR).")
-    suites: list[Path] = Field(default_factory=list, description="Empty = the default suites.")
-    scenarios: list[str] = Field(default_factory=list,
-                                 description="Scenario ids to run; empty = every scenario.")
-    models: list[ModelConfig] = Field(
-        default_factory=lambda: [ModelConfig(DEFAULT_MODEL)], min_length=1, description=
-        "The models under test, each with how it is called (a bare name: the defaults).")
-    user_model: ModelConfig | None = Field(default=None, description=(
-        "The user simulator's model, for scenarios with a simulated user (--user-model); "
-        "none: their fixed turns are played."))
-    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1, description=(
-        "Turns a simulated user may speak (--user-max-turns); past them the dialog ends as "
-        "turn_limit (did not end normally)."))
-    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
-                                   "A trial's deadline: past it, it stops as an infrastructure "
-                                   "timeout (incomplete, retried).")
-    prompts: list[str] = Field(default_factory=lambda: ["default"])
-    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
-    repeats: int = Field(default=3, ge=1)
-    step_limit: int = Field(default=8, ge=1)
-    run_id: str = Field(default_factory=new_run_id)
-    resume: bool = False
-    ray_address: str | None = None
-    max_in_flight: int = Field(default=64, ge=1)
-    batch_size: int = Field(default=500, ge=1)
-    retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    tools: ToolsMode = Field(default="sandbox", description=(
-        "sandbox: the domain's tools on a per-trial copy (writes intercepted); mock: every "
-        "tool answers from the scenario's recorded results (--tools mock)."))
-    thresholds: Thresholds = Field(default_factory=Thresholds, description=(
-        "Release thresholds the gate reads from runs.config_json."))
-    warehouse: Path
-
-    @field_validator("models", mode="before")
-    @classmethod
-    def _names_are_models(cls, value: Any) -> Any:
-        """A bare model name stands for that model with the defaults."""
-        if isinstance(value, list):
-            return [{"name": item} if isinstance(item, str) else item for item in value]
-        return value
-
-    @field_validator("user_model", mode="before")
-    @classmethod
-    def _name_is_a_model(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
-
-    def model_names(self) -> list[str]:
-        return [m.name for m in self.models]
-
-    def resolved_models(self) -> list[ModelConfig]:
-        """Every model with its route resolved; ValueError for a model its provider does not
-        know."""
-        return [m.resolved() for m in self.models]
 
 
 @dataclass(frozen=True)
@@ -230,8 +156,8 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                  on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
     final statuses. Limits, faults and api_base come from ``config.models``."""
-    from pipeline.execution.concurrency import call_params_from, with_call_params
     from pipeline.execution.executor import ray_session
+    from pipeline.models.call_params import call_params_from, with_call_params
     from pipeline.sweep.progress import SweepProgress
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
@@ -258,9 +184,10 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: An
                 ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
                 sweep_plan: SweepPlan) -> None:
     from pipeline.execution.attempts import attempt_counts
-    from pipeline.execution.concurrency import faults_from, limits_from
+    from pipeline.execution.concurrency import limits_from
     from pipeline.execution.executor import ExecuteOptions, execute
     from pipeline.execution.services import NodeServices
+    from pipeline.models.call_params import faults_from
 
     if any(r.node_service for r in routes.values()):
         mark("starting model servers on the nodes")
@@ -278,11 +205,6 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: An
 
 def new_invocation_id() -> str:
     return secrets.token_hex(8)
-
-
-def config_json(config: SweepConfig) -> str:
-    """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
-    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
 
 
 def _say_outage(text: str) -> None:
@@ -324,29 +246,6 @@ def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
         return None
     value: dict[str, Any] = json.loads(str(rows[0][0]))
     return upgrade_recorded(value)
-
-
-LEGACY_MODEL_KEYS = ("temperature", "seed", "timeout_s", "model_settings")
-"""Keys of a recorded config from before ``ModelConfig``: names in ``models``, the CLI's
-temperature, seed and timeout for all of them, and a spec's per-model settings apart."""
-
-
-def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
-    """A recorded config in today's shape: an older one's models rebuilt as the same
-    ``ModelConfig``s (same values, so the same trial ids), its legacy keys dropped."""
-    if not any(key in recorded for key in LEGACY_MODEL_KEYS):
-        return recorded
-    out = {k: v for k, v in recorded.items() if k not in LEGACY_MODEL_KEYS}
-    settings = {s["name"]: s for s in recorded.get("model_settings") or []}
-    shared = {"temperature": recorded.get("temperature", 0.0), "seed": recorded.get("seed")}
-    models = []
-    for name in recorded.get("models") or [DEFAULT_MODEL]:
-        model = {**(settings.get(name) or {"name": name, **shared})}
-        if model.get("timeout_s") is None and recorded.get("timeout_s") is not None:
-            model["timeout_s"] = recorded["timeout_s"]
-        models.append(model)
-    out["models"] = models
-    return out
 
 
 def run_exists(root: Path, run_id: str) -> bool:

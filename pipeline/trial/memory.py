@@ -23,12 +23,7 @@ from jsonschema.exceptions import best_match
 from pipeline.catalog import Domain
 from pipeline.errors import AgentError
 from pipeline.models.client import ModelClient, ModelReply
-
-SUMMARY_SCAFFOLD = ("Previous summary:", "Dialog so far:", "New user message:",
-                    "Write the updated summary")
-"""The headings of the summary update request; a summary that copies them copied the request."""
-DIALOG_LINE_PREFIXES = ("user:", "assistant:")
-"""How the update request writes the dialog's lines (``_dialog_text``)."""
+from pipeline.trace import SUMMARY_SCAFFOLD
 
 SUMMARY_PROMPT = """You update a running summary of a user's request. You are not the
 assistant: never answer the user, never offer help. Write the summary in the language of the

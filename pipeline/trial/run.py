@@ -19,7 +19,7 @@ from pipeline.environment.database import changed_only
 from pipeline.environment.expected_state import replay_golden
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
-from pipeline.execution.concurrency import call_params_of
+from pipeline.models.call_params import call_params_of
 from pipeline.models.channels import access_channel
 from pipeline.models.client import CallPurpose, LiteLLMClient, ModelClient, ModelReply
 from pipeline.models.providers import provider_for, resolve_route

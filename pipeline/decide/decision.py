@@ -1,0 +1,81 @@
+"""Compare and gate over stored runs: the decision record of a candidate against its baseline
+(``reports`` does the statistics; ``agentsweep compare``/``gate`` and the model-swap flow call
+this)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pipeline.catalog import known_suites, load_suite, set_extra_roots
+from pipeline.decide.files import (
+    load_gate_config,
+    load_reviews,
+    recorded_gate_config,
+    thresholds,
+)
+from reports import (
+    BootstrapOptions,
+    Decision,
+    decide,
+    recorded_thresholds,
+)
+from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from warehouse.query import run_named
+from warehouse.writer import validate_run_id
+
+OutputFormat = Literal["table", "json"]
+
+
+@dataclass(frozen=True)
+class DecideOptions:
+    baseline: str
+    candidate: str
+    config: Path | None = None
+    review: Path | None = None
+    junit: Path | None = None
+    seed: int = DEFAULT_SEED
+    resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    output_format: OutputFormat = "table"
+    fail_on_new_regression: bool = False
+    catalogs: tuple[Path, ...] = ()
+    """Catalog roots searched (before the bundled one) for the runs' suites."""
+
+
+def critical_scenarios(root: Path, baseline: str, candidate: str
+                       ) -> tuple[frozenset[str], list[str]]:
+    """Scenario ids marked ``"critical": true`` in the suites the two runs ran (looked up in the
+    catalogs by suite id), and a note for each suite no catalog root holds (its marks unknown:
+    name its root with --catalog, or the scenarios with ``critical:`` in the gate config)."""
+    suites = [str(r[0]) for r in run_named(root, "run_suites",
+                                           {"baseline": baseline, "candidate": candidate}).rows]
+    known = known_suites()
+    found: set[str] = set()
+    notes = []
+    for suite_id in suites:
+        if suite_id not in known:
+            notes.append(f"suite {suite_id} is in no catalog root: its critical marks are "
+                         "unknown (--catalog DIR, or critical: [...] in the gate config)")
+            continue
+        found |= {s.scenario.id for s in load_suite(known[suite_id]).scenarios
+                  if s.scenario.critical}
+    return frozenset(found), notes
+
+
+def make_decision(root: Path, options: DecideOptions) -> Decision:
+    """The decision; CatalogError / ComparisonInputError / WarehouseError for bad input."""
+    for run_id in (options.baseline, options.candidate):
+        validate_run_id(run_id)
+    set_extra_roots(list(options.catalogs))
+    file = load_gate_config(options.config) if options.config else None
+    reviews = load_reviews(options.review) if options.review else []
+    recorded = recorded_gate_config(recorded_thresholds(root, options.candidate),
+                                    options.candidate)
+    critical, notes = critical_scenarios(root, options.baseline, options.candidate)
+    named = frozenset(file.critical if file else [])
+    return decide(root, options.baseline, options.candidate, critical=critical | named,
+                  reviews=reviews, thresholds=thresholds(recorded, file),
+                  options=BootstrapOptions(options.seed, options.resamples, options.confidence),
+                  notes=notes)

@@ -1,0 +1,67 @@
+"""What each model call of a trial carries besides the messages: the models of a config,
+injected fault profiles, and per-model call parameters (endpoint, key) resolved on the driver."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from pipeline.models.config import ModelConfig
+from pipeline.models.faults import FaultProfile
+from pipeline.sweep.grid import TrialSpec
+
+NO_KEY = "no-key"
+"""The key sent to an OpenAI-compatible ``api_base`` when the environment has none (local
+servers need none; LiteLLM refuses to call without one)."""
+
+
+def models_of(config: Any) -> list[ModelConfig]:
+    """``config.models`` (a SweepConfig's) as ModelConfigs, then its user simulator's model
+    (its limits, faults and call options apply to its own calls); [] for a config without
+    them."""
+    models = [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
+    user = getattr(config, "user_model", None)
+    if isinstance(user, ModelConfig) and user.name not in {m.name for m in models}:
+        models.append(user)
+    return models
+
+
+def faults_from(config: Any) -> dict[str, FaultProfile]:
+    """Model name -> injected fault profile."""
+    return {m.name: m.faults for m in models_of(config) if m.faults is not None}
+
+
+def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
+    """Model name -> per-call LiteLLM options of its configuration: ``api_base``, a
+    placeholder key when the environment has none for the provider (LiteLLM refuses to call
+    an OpenAI-compatible endpoint without one; a local server needs none), and the call's
+    ``timeout`` (the model's ``timeout_s``)."""
+    params = {m.name: call_params_of(m) for m in models_of(config)}
+    return {name: entry for name, entry in params.items() if entry}
+
+
+def call_params_of(model: ModelConfig) -> dict[str, Any]:
+
+    from pipeline.models.call_params import NO_KEY
+    from pipeline.util.secrets import key_from_env, reveal
+
+    entry: dict[str, Any] = {}
+    if model.api_base:
+        entry["api_base"] = reveal(model.api_base)
+        if not model.api_key_env and not os.environ.get(f"{model.provider.upper()}_API_KEY"):
+            entry["api_key"] = NO_KEY
+    if model.api_key_env:
+        entry["api_key"] = key_from_env(model.api_key_env)
+    if model.timeout_s:
+        entry["timeout"] = float(model.timeout_s)
+    return entry
+
+
+def with_call_params(specs: Iterable[TrialSpec],
+                     params: Mapping[str, Mapping[str, Any]]) -> Iterator[TrialSpec]:
+    """Per-model call options into ``TrialSpec.extra``, lazily (``extra`` is not identity)."""
+    for spec in specs:
+        extra = params.get(spec.model.name)
+        yield replace(spec, extra={**spec.extra, **extra}) if extra else spec

@@ -1,0 +1,116 @@
+"""A sweep's configuration (``SweepConfig``): the grid, the models, the limits; JSON-able so a
+Prefect deployment can carry it, and recorded with the run for ``--resume`` to reuse."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pipeline.environment.sandbox import ToolsMode
+from pipeline.execution.retry import RetryPolicy
+from pipeline.sweep.grid import (
+    DEFAULT_MODEL,
+    MEMORY_MODES,
+    MemoryMode,
+    ModelConfig,
+)
+from pipeline.sweep.thresholds import Thresholds
+from pipeline.user.prompt import USER_MAX_TURNS
+from pipeline.util.redact import redact
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class SweepConfig(BaseModel):
+    """Everything a sweep needs; JSON-able so a Prefect deployment can carry it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    catalogs: list[Path] = Field(default_factory=list, description="Catalog roots searched "
+                                 "before the bundled one (--catalog DIR).")
+    suites: list[Path] = Field(default_factory=list, description="Empty = the default suites.")
+    scenarios: list[str] = Field(default_factory=list,
+                                 description="Scenario ids to run; empty = every scenario.")
+    models: list[ModelConfig] = Field(
+        default_factory=lambda: [ModelConfig(DEFAULT_MODEL)], min_length=1, description=
+        "The models under test, each with how it is called (a bare name: the defaults).")
+    user_model: ModelConfig | None = Field(default=None, description=(
+        "The user simulator's model, for scenarios with a simulated user (--user-model); "
+        "none: their fixed turns are played."))
+    user_max_turns: int = Field(default=USER_MAX_TURNS, ge=1, description=(
+        "Turns a simulated user may speak (--user-max-turns); past them the dialog ends as "
+        "turn_limit (did not end normally)."))
+    trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False, description=
+                                   "A trial's deadline: past it, it stops as an infrastructure "
+                                   "timeout (incomplete, retried).")
+    prompts: list[str] = Field(default_factory=lambda: ["default"])
+    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
+    repeats: int = Field(default=3, ge=1)
+    step_limit: int = Field(default=8, ge=1)
+    run_id: str = Field(default_factory=new_run_id)
+    resume: bool = False
+    ray_address: str | None = None
+    max_in_flight: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=500, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    tools: ToolsMode = Field(default="sandbox", description=(
+        "sandbox: the domain's tools on a per-trial copy (writes intercepted); mock: every "
+        "tool answers from the scenario's recorded results (--tools mock)."))
+    thresholds: Thresholds = Field(default_factory=Thresholds, description=(
+        "Release thresholds the gate reads from runs.config_json."))
+    warehouse: Path
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _names_are_models(cls, value: Any) -> Any:
+        """A bare model name stands for that model with the defaults."""
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("user_model", mode="before")
+    @classmethod
+    def _name_is_a_model(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    def model_names(self) -> list[str]:
+        return [m.name for m in self.models]
+
+    def resolved_models(self) -> list[ModelConfig]:
+        """Every model with its route resolved; ValueError for a model its provider does not
+        know."""
+        return [m.resolved() for m in self.models]
+
+
+LEGACY_MODEL_KEYS = ("temperature", "seed", "timeout_s", "model_settings")
+"""Keys of a recorded config from before ``ModelConfig``: names in ``models``, the CLI's
+temperature, seed and timeout for all of them, and a spec's per-model settings apart."""
+
+
+def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's shape: an older one's models rebuilt as the same
+    ``ModelConfig``s (same values, so the same trial ids), its legacy keys dropped."""
+    if not any(key in recorded for key in LEGACY_MODEL_KEYS):
+        return recorded
+    out = {k: v for k, v in recorded.items() if k not in LEGACY_MODEL_KEYS}
+    settings = {s["name"]: s for s in recorded.get("model_settings") or []}
+    shared = {"temperature": recorded.get("temperature", 0.0), "seed": recorded.get("seed")}
+    models = []
+    for name in recorded.get("models") or [DEFAULT_MODEL]:
+        model = {**(settings.get(name) or {"name": name, **shared})}
+        if model.get("timeout_s") is None and recorded.get("timeout_s") is not None:
+            model["timeout_s"] = recorded["timeout_s"]
+        models.append(model)
+    out["models"] = models
+    return out
+
+
+def config_json(config: SweepConfig) -> str:
+    """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
+    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
