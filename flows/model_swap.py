@@ -11,6 +11,11 @@ usage deltas, paired bootstrap) and applies the gate (``agentsweep gate`` semant
 decision record lands in the warehouse's ``comparisons`` table and as JSON in
 ``AGENTSWEEP_HOME/reports/<run_id>-b-vs-<run_id>-a.decision.json``. Exit code: the gate's (0
 admit, 1 block, 3 incomplete), 2 for bad input.
+
+Both sweeps are prepared before Prefect starts, as ``agentsweep run`` prepares one
+(pipeline.sweep.prepare): a missing key or any other mistake is refused in one line (exit 2)
+with nothing written; with ``agentsweep up`` running, the flow runs on its stack. The last lines
+are the gate's verdict and its reasons.
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ if __name__ == "__main__":
 from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
-from flows.sweep import sweep_flow  # noqa: E402
+from flows.sweep import run_sweep  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.preflight import BadInput  # noqa: E402
+from pipeline.sweep.prepare import prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome
 from reports.decision import decision_json, store_decision  # noqa: E402
@@ -75,10 +82,11 @@ def split_models(config: SweepConfig, run_id: str) -> tuple[SweepConfig, SweepCo
             config.model_copy(update={"models": [model_b], "run_id": f"{run_id}-b"}))
 
 
-@task(name="load-swap-spec", cache_policy=NO_CACHE)
-def load_swap_task(spec_path: str) -> tuple[SweepConfig, SweepConfig]:
+def swap_configs(spec_path: str, run_id: str | None = None) -> tuple[SweepConfig, SweepConfig]:
+    """The spec's grid under model A and model B, as runs ``<run_id>-a`` and ``<run_id>-b``."""
     config = load_spec(Path(spec_path), hygiene.warehouse_root())
-    run_id = config.run_id if "run_id" in config.model_fields_set else swap_run_id()
+    if run_id is None:
+        run_id = config.run_id if "run_id" in config.model_fields_set else swap_run_id()
     return split_models(config, run_id)
 
 
@@ -99,14 +107,47 @@ def decide_task(config: SweepConfig, baseline: str, candidate: str, gate_config:
 
 @flow(name="agentsweep-model-swap", log_prints=False, validate_parameters=False)
 def model_swap(spec_path: str, gate_config: str | None = None,
-               review: str | None = None) -> SwapOutcome:
+               review: str | None = None, run_id: str | None = None) -> SwapOutcome:
     """Model A and model B on one paired grid, then the decision."""
-    config_a, config_b = load_swap_task(spec_path)
-    sweep_a = sweep_flow(config_a)
-    sweep_b = sweep_flow(config_b)
+    prepared_a, prepared_b = (prepared_for(c) for c in swap_configs(spec_path, run_id))
+    config_a, config_b = prepared_a.config, prepared_b.config
+    sweep_a = run_sweep(prepared_a, "model-swap")
+    sweep_b = run_sweep(prepared_b, "model-swap")
     decision, record = decide_task(config_a, config_a.run_id, config_b.run_id,
                                    gate_config, review)
     return SwapOutcome(config_a.run_id, config_b.run_id, (sweep_a, sweep_b), decision, record)
+
+
+def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None) -> int:
+    """Prepare both sweeps (a mistake: one line, exit 2, before Prefect starts), run the flow,
+    print the gate's verdict and reasons last; the exit code."""
+    from pipeline.execution.runlock import RunLocked
+    from pipeline.runtime.prefect_state import mark_good
+    from reports.paired import ComparisonInputError
+
+    try:
+        configs = swap_configs(spec, run_id)
+        prepared = [prepared_for(config, say=print) for config in configs]
+    except (BadInput, CatalogError, SwapSpecError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    name = configs[0].run_id.removesuffix("-a")
+    print(f"model swap {name}: {configs[0].model_names()[0]} -> {configs[1].model_names()[0]} "
+          f"on {prepared[0].where}", flush=True)
+    try:
+        outcome = model_swap.with_options(flow_run_name=f"model swap {name}")(
+            spec, gate, review, name)
+    except (CatalogError, ComparisonInputError, RunLocked) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    mark_good(hygiene.prefect_home())
+    gate_record = outcome.decision["gate"]
+    assert isinstance(gate_record, dict)
+    print(f"decision record: {outcome.record} (and the comparisons table)")
+    print(f"model swap {outcome.baseline} -> {outcome.candidate}: {gate_record['verdict']}")
+    for reason in gate_record["reasons"]:
+        print(f"  - {reason}")
+    return outcome.exit_code
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,25 +156,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", required=True, help="sweep spec (YAML) naming two models")
     parser.add_argument("--gate", help="gate config (YAML)")
     parser.add_argument("--review", help="review file (YAML) for expectation changes")
+    parser.add_argument("--run-id", help="the study's id (runs <id>-a and <id>-b)")
     args = parser.parse_args(argv)
     hygiene.apply()
-    from pipeline.runtime.prefect_state import mark_good
-    from reports.paired import ComparisonInputError
-
-    hygiene.prepare_prefect_home()
-    try:
-        outcome = model_swap(args.spec, args.gate, args.review)
-    except (CatalogError, SwapSpecError, ComparisonInputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    mark_good(hygiene.prefect_home())
-    gate = outcome.decision["gate"]
-    assert isinstance(gate, dict)
-    print(f"model swap {outcome.baseline} -> {outcome.candidate}: {gate['verdict']}")
-    for reason in gate["reasons"]:
-        print(f"  - {reason}")
-    print(f"decision record: {outcome.record} (and the comparisons table)")
-    raise SystemExit(outcome.exit_code)
+    raise SystemExit(run_once(args.spec, args.gate, args.review, args.run_id))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python -m flows.nightly serve --spec infra/sweeps/nightly.yaml --baseline previous
     python -m flows.nightly run --spec infra/sweeps/nightly.yaml --baseline nightly-20260501-ab12cd
+    python -m flows.nightly run --spec infra/sweeps/nightly.yaml --run-id nightly-manual-1
 
 ``serve`` registers the deployment ``agentsweep-nightly/nightly`` (cron ``0 2 * * *``, UTC) with
 the Prefect API in ``PREFECT_API_URL`` and executes its runs until stopped; ``run`` runs the flow
@@ -10,6 +11,12 @@ once, now. The comparison (``reports.compare`` over ``warehouse/sql/compare_runs
 comparison (``<run_id>-vs-<baseline>.html``: gate verdict, transitions, matrix, traces; with no
 baseline the run's own ``<run_id>.html``); ``previous`` names the latest earlier nightly run
 (run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
+
+The sweep is prepared as ``agentsweep run`` prepares it (pipeline.sweep.prepare: every check
+before the first trial, the run lock, the warm stack of ``agentsweep up`` when it runs); ``run``
+refuses a mistake in one line (exit 2) before Prefect starts. Its last line is the verdict:
+``PASS`` or ``REGRESSED`` with the count of regressed cells (exit 1), or ``INCOMPLETE`` (exit 3)
+when trials of the run could not finish.
 """
 
 from __future__ import annotations
@@ -30,9 +37,12 @@ from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
-from flows.sweep import sweep_flow  # noqa: E402
+from flows.sweep import run_sweep  # noqa: E402
+from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.html import nightly_report
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.preflight import BadInput  # noqa: E402
+from pipeline.sweep.prepare import prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome
 from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
@@ -73,9 +83,10 @@ def nightly_run_id() -> str:
     return f"{NIGHTLY_PREFIX}{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-@task(name="load-spec", cache_policy=NO_CACHE)
-def load_spec_task(spec_path: str) -> SweepConfig:
-    config = load_spec(Path(spec_path), hygiene.warehouse_root())
+def nightly_config(spec_path: str, run_id: str | None = None) -> SweepConfig:
+    """The spec's sweep under ``run_id``, else the spec's own, else a new ``nightly-...`` id."""
+    config = load_spec(Path(spec_path), hygiene.warehouse_root(),
+                       {"run_id": run_id} if run_id else None)
     if "run_id" not in config.model_fields_set:
         config = config.model_copy(update={"run_id": nightly_run_id()})
     return config
@@ -102,12 +113,14 @@ def html_task(config: SweepConfig, comparison: Comparison | None) -> Path:
 
 
 @flow(name="agentsweep-nightly", log_prints=False)
-def nightly(spec_path: str, baseline_run_id: str | None = None) -> NightlyOutcome:
+def nightly(spec_path: str, baseline_run_id: str | None = None,
+            run_id: str | None = None) -> NightlyOutcome:
     """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions.
     A regressed cell fails the flow run (NightlyRegression); a cell whose scenario or prompt
     changed is marked ``changed`` for review, never a regression."""
-    config = load_spec_task(spec_path)
-    outcome = sweep_flow(config)
+    prepared = prepared_for(nightly_config(spec_path, run_id))
+    config = prepared.config
+    outcome = run_sweep(prepared, "nightly")
     comparison = compare_task(config, baseline_run_id) if baseline_run_id else None
     html = html_task(config, comparison)  # before a regression fails the run: read it then
     if comparison is not None and comparison.changes().get("regressed"):
@@ -129,6 +142,52 @@ def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None
     return made
 
 
+def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
+    """``run``: prepare (a mistake: one line, exit 2, before Prefect starts), run the flow, and
+    end with the verdict; the exit code."""
+    from pipeline.execution.runlock import RunLocked
+    from pipeline.runtime.prefect_state import mark_good
+
+    try:
+        config = nightly_config(spec, run_id)
+        prepared = prepared_for(config, say=print)
+    except (BadInput, CatalogError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"nightly run {config.run_id}: starting on {prepared.where}", flush=True)
+    try:
+        result = nightly.with_options(flow_run_name=f"nightly {config.run_id}")(
+            spec, baseline, config.run_id)
+    except NightlyRegression as exc:
+        comparison = exc.comparison
+        print(f"REGRESSED: run {comparison.candidate} against {comparison.baseline}: "
+              f"{len(comparison.regressed_cells())} regressed cell(s): "
+              f"{'; '.join(comparison.regressed_cells())}; report: {comparison.report}; "
+              f"HTML: {html_path(comparison)}", file=sys.stderr)
+        return 1
+    except RunLocked as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    mark_good(hygiene.prefect_home())
+    return _verdict(result)
+
+
+def _verdict(result: NightlyOutcome) -> int:
+    """The last line: PASS / INCOMPLETE, what ran, what to read; the exit code."""
+    comparison = result.comparison
+    changed = comparison.changes().get("changed", 0) if comparison else 0
+    against = f"against {comparison.baseline}" if comparison else "no baseline to compare with"
+    incomplete = result.sweep.statuses.get("incomplete", 0)
+    verdict = "INCOMPLETE" if incomplete or result.sweep.stopped else "PASS"
+    print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
+          f"{comparison.report if comparison else 'none'}; HTML report: {result.html}")
+    print(f"{verdict}: nightly {result.run_id} {against}: 0 regressed cell(s)"
+          + (f", {changed} changed (to review)" if changed else "")
+          + (f"; {incomplete} trial(s) incomplete: resume with agentsweep run --run-id "
+             f"{result.run_id} --resume" if incomplete else ""))
+    return 3 if verdict == "INCOMPLETE" else 0
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m flows.nightly", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -136,27 +195,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", default=str(DEFAULT_SPEC), help="sweep spec (YAML)")
     parser.add_argument("--baseline", default=PREVIOUS,
                         help="baseline run id, 'previous' (default) or 'none'")
+    parser.add_argument("--run-id", help="the run's id (`run`; default: the spec's, else new)")
     parser.add_argument("--cron", default=CRON, help="schedule of `serve` (UTC)")
     parser.add_argument("--name", default=DEPLOYMENT_NAME, help="deployment name")
     args = parser.parse_args(argv)
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
-        from pipeline.runtime.prefect_state import mark_good
-
-        hygiene.prepare_prefect_home()
-        try:
-            result = nightly(args.spec, baseline)
-        except NightlyRegression as exc:
-            print(f"REGRESSION: {exc}", file=sys.stderr)
-            raise SystemExit(1) from None
-        mark_good(hygiene.prefect_home())
-        report = result.comparison.report if result.comparison else None
-        changed = result.comparison.changes().get("changed", 0) if result.comparison else 0
-        print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
-              f"{report or 'none'}; HTML report: {result.html}"
-              + (f"; {changed} cell(s) changed, to review" if changed else ""))
-        return
+        raise SystemExit(run_once(args.spec, baseline, args.run_id))
     from prefect import serve
 
     serve(deployment(args.spec, baseline, args.cron, args.name))

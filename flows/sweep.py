@@ -1,35 +1,59 @@
 """The sweep flow: plan -> execute on Ray -> record the run -> summarize, as Prefect tasks.
 
 Trials are not Prefect tasks (see STACK-NOTES.md): Prefect orchestrates the stages of the
-sweep and Ray schedules the trials inside the execute stage.
+sweep and Ray schedules the trials inside the execute stage. Every door runs a sweep the same
+way: ``prepare`` (pipeline.sweep.prepare) checks it, then ``run_sweep`` takes the run lock and
+starts this flow, named after the run id and tagged with the kind of run, its suites and models;
+progress goes to the flow run's log (``prefect flow-run logs``, the UI).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import cast
+from typing import Literal, cast
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from pipeline.execution.runlock import run_lock
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.preflight import refuse_existing
+from pipeline.sweep.prepare import PreparedSweep, planned
 from pipeline.sweep.stages import (
     SweepOutcome,
     SweepPlan,
     execute_plan,
     new_invocation_id,
-    plan,
     record_run,
     summarize,
 )
 from warehouse.diskspace import DiskFull
 
+RunKind = Literal["adhoc", "nightly", "model-swap"]
+"""Which door started the sweep: ``agentsweep run``, the nightly flow, the model-swap flow."""
+
+
+def tags_of(config: SweepConfig, kind: RunKind) -> list[str]:
+    """The flow run's tags: the kind of run, each suite and each model."""
+    suites = [f"suite:{suite.stem}" for suite in config.suites] or ["suite:default"]
+    return ["agentsweep", kind, *suites, *(f"model:{m}" for m in config.model_names())]
+
+
+def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
+    """The prepared sweep as a flow run named after its run id, under the run lock (a second
+    driver of the same run id is refused; ``RunLocked``)."""
+    config = prepared.config
+    with run_lock(config.run_id):
+        refuse_existing(config, prepared.append)  # again: another driver may just have run it
+        with tags(*tags_of(config, kind)):
+            return sweep_flow.with_options(flow_run_name=config.run_id)(config)
+
 
 @task(name="plan", cache_policy=NO_CACHE)
 def plan_task(config: SweepConfig) -> SweepPlan:
-    return plan(config)
+    return planned(config)
 
 
 @task(name="execute", cache_policy=NO_CACHE)
@@ -37,7 +61,7 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
     """The final statuses, or none and why the sweep stopped early (a full disk: what was
     written stays, the unwritten batch runs again on resume)."""
     try:
-        return execute_plan(config, sweep_plan), None
+        return execute_plan(config, sweep_plan, log=get_run_logger().info), None
     except DiskFull as exc:
         return {}, str(exc)
 

@@ -106,7 +106,8 @@ def decide(root: Path, baseline: str, candidate: str, *, critical: frozenset[str
     dropped, added = only_in(paired)
     gate = decide_gate(GateInput(paired.cand, critical, cells, changes,
                                  stale_reviews(changes, reviews), deltas, interval, dropped,
-                                 added), thresholds or Thresholds())
+                                 added, paired.base, paired.baseline, paired.candidate),
+                       thresholds or Thresholds())
     gate.notes.extend(notes)
     return Decision(uuid.uuid4().hex, datetime.now(UTC), paired, cells, changes, deltas,
                     interval, gate, options)

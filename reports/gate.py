@@ -59,6 +59,10 @@ class GateInput:
     """Scenario ids the baseline ran and the candidate did not."""
     added: Sequence[str] = ()
     """Scenario ids only the candidate ran (nothing to compare them with)."""
+    baseline: pl.DataFrame | None = None
+    """Every trial row of the baseline run: its incomplete trials make the verdict incomplete."""
+    baseline_run: str = "baseline"
+    candidate_run: str = "candidate"
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class GateResult:
     verdict: Verdict
     reasons: list[str]
     notes: list[str] = field(default_factory=list)
+    waiting_for: dict[str, int] = field(default_factory=dict)
+    """Run id -> its incomplete trials, for the baseline and the candidate (verdict
+    ``incomplete`` when any): the runs to resume before a decision can be made."""
 
     @property
     def exit_code(self) -> int:
@@ -212,6 +219,12 @@ def decide_gate(gate: GateInput, limits: Thresholds) -> GateResult:
     reasons = [*integrity, *regression_reasons(gate, notes), *rate_reasons(gate, limits, notes),
                *usage_reasons(gate, limits, notes), *review_reasons(gate, notes),
                *interval_reasons(gate, limits, notes)]
-    incomplete = gate.candidate.filter(pl.col("status") == "incomplete").height > 0
-    verdict: Verdict = "incomplete" if incomplete else "block" if reasons else "admit"
-    return GateResult(verdict, reasons, notes)
+    waiting_for = {run: count for run, trials in ((gate.baseline_run, gate.baseline),
+                                                  (gate.candidate_run, gate.candidate))
+                   if trials is not None
+                   and (count := trials.filter(pl.col("status") == "incomplete").height)}
+    if gate.baseline is not None and waiting_for.get(gate.baseline_run):
+        reasons.insert(0, f"incomplete baseline: {waiting_for[gate.baseline_run]} trial(s) of "
+                          f"{gate.baseline_run} have no final outcome (infrastructure); resume it")
+    verdict: Verdict = "incomplete" if waiting_for else "block" if reasons else "admit"
+    return GateResult(verdict, reasons, notes, waiting_for)

@@ -162,7 +162,7 @@ def test_critical_comes_from_the_scenarios_of_the_runs_suites(
     """``"critical": true`` on a scenario of a suite the runs ran marks it (no gate config)."""
     from conftest import MEETING_SUITE
 
-    from pipeline.cli import decide as decide_command
+    from pipeline.decide import decision as decide_command
     lines = [json.loads(line) for line in MEETING_SUITE.read_text("utf-8").splitlines()
              if line.strip() and not line.startswith("//")]
     for scenario in lines:

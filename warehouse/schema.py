@@ -13,12 +13,13 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
 judgments tables. v6: checks.counted, trials.reward_basis and
-nl_assertions. Files of older versions are read on: their
+nl_assertions. v7: comparisons.pass_rate_delta, interval_low and interval_high are nullable
+(unknown when no paired trial is complete). Files of older versions are read on: their
 missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
@@ -330,9 +331,11 @@ COMPARISONS = Table(
         _c("verdict", pa.string(), "The gate's verdict: " + " / ".join(VERDICTS) + "."),
         _c("reasons", pa.list_(pa.string()), "Every reason the gate blocked (empty: admit)."),
         _c("pass_rate_delta", pa.float64(), "Candidate minus baseline pass rate over paired "
-           "trials, mean over scenarios."),
-        _c("interval_low", pa.float64(), "Paired bootstrap percentile interval, low end."),
-        _c("interval_high", pa.float64(), "Paired bootstrap percentile interval, high end."),
+           "trials, mean over scenarios (null: no paired trial is complete).", nullable=True),
+        _c("interval_low", pa.float64(), "Paired bootstrap percentile interval, low end (null: "
+           "no paired trial is complete).", nullable=True),
+        _c("interval_high", pa.float64(), "Paired bootstrap percentile interval, high end "
+           "(null: no paired trial is complete).", nullable=True),
         _c("confidence", pa.float64(), "Two-sided confidence of the interval."),
         _c("resamples", pa.int32(), "Bootstrap resamples."),
         _c("seed", pa.int64(), "Bootstrap seed."),

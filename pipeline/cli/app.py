@@ -222,8 +222,8 @@ def up(
         _fail(str(exc))
     console.print("starting trial workers (they stay warm for later runs)")
     _prewarm(state.ray_address)
-    console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url} "
-                  f"(`agentsweep down` stops them)", markup=False)
+    console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url}, Prefect UI "
+                  f"{state.prefect_ui_url} (`agentsweep down` stops them)", markup=False)
 
 
 def _prewarm(address: str) -> None:
@@ -255,7 +255,8 @@ def status() -> None:
         console.print("down: runs start an ephemeral Prefect API and a local Ray")
         return
     console.print(f"Ray {state.ray_address}: {'up' if state.ray_up() else 'DOWN'}; Prefect "
-                  f"{state.prefect_api_url}: {'up' if state.prefect_up() else 'DOWN'}",
+                  f"{state.prefect_api_url}: {'up' if state.prefect_up() else 'DOWN'} (UI "
+                  f"{state.prefect_ui_url})",
                   markup=False)
 
 

@@ -2,7 +2,8 @@
 store the decision record, write JUnit XML; the exit code.
 
 compare: 0, or 1 with ``--fail-on-new-regression`` when a cell regressed (new_failure or
-stability_regression); gate: 0 admit, 1 block, 3 incomplete; both: 2 for bad input (a missing
+stability_regression); gate: 0 admit, 1 block; both: 3 with one line when the baseline or the
+candidate has incomplete trials (resume them first), and 2 for bad input (a missing
 run, nothing shared, a gate config with an unknown key, a review of an unknown scenario).
 """
 
@@ -26,6 +27,7 @@ from reports import (
 from warehouse.writer import WarehouseError
 
 EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
 
 
 def _print_table(console: Console, decision: Decision) -> None:
@@ -105,10 +107,31 @@ def _decided(root: Path, options: DecideOptions, err: Console) -> Decision | Non
         return None
 
 
+def _waiting(root: Path, decision: Decision, options: DecideOptions, console: Console,
+             command: str) -> bool:
+    """A run of the pair is incomplete: the record is stored and one line says which run to
+    resume (exit 3); nothing is decided on trials that have no final outcome."""
+    waiting = decision.gate.waiting_for
+    if not waiting:
+        return False
+    store_decision(root, decision)
+    if options.junit is not None:
+        write_junit(options.junit, decision_junit(root, decision))
+    runs = "; ".join(
+        f"incomplete {'run' if run == decision.candidate else 'baseline'}: {count} trial(s) "
+        f"of {run} have no final outcome (infrastructure)" for run, count in waiting.items())
+    resume = "; ".join(f"agentsweep run --run-id {run} --resume" for run in waiting)
+    console.print(f"{command}: INCOMPLETE (exit {EXIT_INCOMPLETE}): {runs}; resume: {resume}",
+                  markup=False, highlight=False, soft_wrap=True)
+    return True
+
+
 def compare_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
     decision = _decided(root, options, err)
     if decision is None:
         return EXIT_BAD_INPUT
+    if _waiting(root, decision, options, console, "compare"):
+        return EXIT_INCOMPLETE
     _emit(root, decision, options, console, verdict_only=False)
     if options.fail_on_new_regression and decision.regressions():
         cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
@@ -121,5 +144,7 @@ def gate_main(root: Path, options: DecideOptions, console: Console, err: Console
     decision = _decided(root, options, err)
     if decision is None:
         return EXIT_BAD_INPUT
+    if _waiting(root, decision, options, console, "gate"):
+        return EXIT_INCOMPLETE
     _emit(root, decision, options, console, verdict_only=True)
     return decision.gate.exit_code

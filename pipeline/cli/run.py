@@ -19,7 +19,8 @@ from rich.console import Console
 
 from pipeline.runtime import hygiene
 from pipeline.runtime.phases import mark
-from pipeline.sweep.preflight import BadInput, check, option_error, refuse_existing
+from pipeline.sweep.preflight import BadInput, option_error
+from pipeline.sweep.prepare import PreparedSweep, prepare
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
@@ -147,32 +148,20 @@ class Terminal:
     err: Console
 
 
-def execute(config: Any, routes: list[Any], terminal: Terminal) -> int:
-    """Run the checked config; the exit code."""
-    if config.resume and _nothing_left(config, terminal):
+def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
+    """Run the prepared sweep; the exit code."""
+    config = prepared.config
+    if config.resume and _nothing_left(prepared, terminal):
         return 0
-    from pipeline.runtime import stack
-    attached = None if config.ray_address else stack.attach()
-    if attached is not None:
-        config = config.model_copy(update={"ray_address": attached.ray_address})
-    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
-                          terminal=terminal)
     mark("starting the Prefect flow")
-    hygiene.prepare_prefect_home()
-    from flows.sweep import sweep_flow
-    from pipeline.util.secrets import conceal_config
-
-    config = conceal_config(config)  # flow parameters are stored by Prefect: no credential
-    where = ("the local stack (agentsweep up)" if attached else
-             f"Ray at {config.ray_address}" if config.ray_address else
-             "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)")
-    terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {where}")
+    from flows.sweep import run_sweep
     from pipeline.execution.executor import RayStartError
 
+    terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {prepared.where}")
     previous = signal.signal(signal.SIGINT, _quiet_interrupt)
     _keep_run_logs_off_the_terminal()
     try:
-        outcome = sweep_flow(config)
+        outcome = run_sweep(prepared, "adhoc")
     except RayStartError as exc:
         terminal.err.print(f"error: {exc}; nothing ran. Continue later with: agentsweep run "
                            f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
@@ -291,34 +280,20 @@ def _config_error(root: Path, run_id: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-def _nothing_left(config: Any, terminal: Terminal) -> bool:
+def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> bool:
     """A resume with every trial already final: say so and stop, starting neither Prefect nor
     Ray (nothing would run; no flow run or runs row is recorded for it)."""
     from pipeline.cli.tables import print_summary
-    from pipeline.sweep.stages import plan, summarize
+    from pipeline.sweep.stages import summarize
 
-    sweep_plan = plan(config)
+    sweep_plan = prepared.plan
     if sweep_plan.pending:
         return False
-    columns, rows = summarize(config.warehouse, sweep_plan.run_id)
+    columns, rows = summarize(prepared.config.warehouse, sweep_plan.run_id)
     print_summary(terminal.out, columns, rows, f"pass rate, run {sweep_plan.run_id}")
     terminal.out.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
                        f"{sweep_plan.skipped} already final")
     return True
-
-
-def _prepare_local_models(routes: list[Any], local_ray: bool, terminal: Terminal) -> None:
-    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
-    from pipeline import local
-    from pipeline.local.server import runtime_installed
-
-    try:
-        if local_ray:
-            local.prepare(routes, progress=lambda text: terminal.out.print(text, markup=False))
-        elif any(r.node_service for r in routes) and not runtime_installed():
-            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
-    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
-        raise BadInput(str(exc)) from None
 
 
 def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal) -> None:
@@ -330,16 +305,15 @@ def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal
 
 
 def main(options: RunOptions, terminal: Terminal) -> int:
-    from pipeline.execution.runlock import RunLocked, run_lock
+    from pipeline.execution.runlock import RunLocked
 
     mark("checking the inputs")
     config = None
     try:
         config = build_config(options)
-        routes = check(config, options.append)
-        with run_lock(config.run_id):
-            refuse_existing(config, options.append)  # again: another driver may just have run it
-            code = execute(config, routes, terminal)
+        prepared = prepare(config, append=options.append,
+                           say=lambda text: terminal.out.print(text, markup=False))
+        code = execute(prepared, terminal)
         if options.junit is not None:
             write_run_junit(config.warehouse, config.run_id, options.junit, terminal)
         return code

@@ -46,6 +46,11 @@ class StackState:
     prefect_session: int
     started_at: float
 
+    @property
+    def prefect_ui_url(self) -> str:
+        """The Prefect UI, served by the stack's Prefect server on loopback."""
+        return self.prefect_api_url.removesuffix("/api")
+
     def ray_up(self) -> bool:
         host, port = self.ray_address.rsplit(":", 1)
         return _session_alive(self.ray_session) and _port_open(host, int(port))
@@ -110,7 +115,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     _write_state(folder, state)
     _wait(state, folder, started)
     say(f"stack up in {time.monotonic() - started:.1f} s: Ray {state.ray_address}, "
-        f"Prefect {state.prefect_api_url}")
+        f"Prefect {state.prefect_api_url} (UI {state.prefect_ui_url})")
     return state
 
 
@@ -132,6 +137,12 @@ def attach(home: Path | None = None) -> StackState | None:
         return None
     os.environ["PREFECT_API_URL"] = state.prefect_api_url
     os.environ.setdefault("RAY_ADDRESS", state.ray_address)
+    if "prefect.context" in sys.modules:
+        # Prefect read its settings when it was imported (a flow module imports it first):
+        # read them again, or its first flow would start an ephemeral API of its own.
+        from prefect.context import refresh_global_settings_context
+
+        refresh_global_settings_context()
     return state
 
 
@@ -176,7 +187,7 @@ def _ray_env() -> dict[str, str]:
 
 def _prefect_env(home: Path) -> dict[str, str]:
     return {**_base_env(), "PREFECT_HOME": os.environ.get("PREFECT_HOME", str(home / "prefect")),
-            "PREFECT_UI_ENABLED": "false", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_UI_ENABLED": "true", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_LOGGING_LEVEL": "WARNING"}
 
 

@@ -153,9 +153,11 @@ class BatchSink:
 
 
 def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
-                 on_trial: Callable[[TrialResult], None] | None = None) -> dict[str, int]:
+                 on_trial: Callable[[TrialResult], None] | None = None,
+                 log: Callable[[str], None] | None = None) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
-    final statuses. Limits, faults and api_base come from ``config.models``."""
+    final statuses. Limits, faults and api_base come from ``config.models``; ``log`` gets
+    progress lines (trials done, failed, incomplete, ETA)."""
     from pipeline.execution.executor import ray_session
     from pipeline.models.call_params import call_params_from, with_call_params
     from pipeline.sweep.progress import SweepProgress
@@ -167,7 +169,7 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
         return sink.statuses
     specs = with_call_params(sweep_plan.pending, call_params_from(config))
     routes = {s.model.name: s.model.route for s in sweep_plan.pending if s.model.route}
-    progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}")
+    progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}", log=log)
 
     def on_attempt(attempt: Attempt) -> None:
         sink.attempt(attempt)

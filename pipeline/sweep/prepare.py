@@ -1,0 +1,104 @@
+"""One way into a sweep for every door: ``agentsweep run``, the nightly and model-swap flows and
+a Prefect deployment all call ``prepare(config)`` before their first trial.
+
+``prepare`` finds every mistake that can be known before a trial runs (``sweep.preflight.check``:
+run id, free space, an existing run, the Ray address, suites, models and their keys, prompts,
+memory modes, the user model; ``BadInput``, exit 2, nothing written), decides the default memory
+modes, attaches to the warm stack of ``agentsweep up`` when one runs (its Prefect API and Ray),
+fetches and verifies local model weights on a local Ray, and conceals credentials in the config
+(Prefect stores flow parameters). The plan is computed once here and handed to the flow
+(``planned``), which takes the run lock before it executes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pipeline.runtime import hygiene
+from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.preflight import BadInput, check
+from pipeline.sweep.stages import SweepPlan, plan
+from pipeline.util.secrets import conceal_config
+
+if TYPE_CHECKING:
+    from pipeline.models.routes import ModelRoute
+    from pipeline.runtime.stack import StackState
+
+Say = Callable[[str], None]
+
+_PLANNED: dict[str, SweepPlan] = {}
+"""Plans computed by ``prepare`` in this process, by run id, for the flow to take once."""
+_PREPARED: dict[str, PreparedSweep] = {}
+"""Sweeps a flow program's ``main`` prepared before starting its flow, by run id."""
+
+
+@dataclass(frozen=True)
+class PreparedSweep:
+    """A checked sweep, ready for the flow: nothing in it can fail a preflight any more."""
+
+    config: SweepConfig
+    """With the stack's Ray address when attached, credentials concealed."""
+    routes: tuple[ModelRoute, ...]
+    plan: SweepPlan
+    stack: StackState | None
+    """The ``agentsweep up`` stack this process attached to, if any."""
+    append: bool = False
+
+    @property
+    def where(self) -> str:
+        """Where the sweep runs, in words for its first line."""
+        if self.stack is not None:
+            return "the local stack (agentsweep up)"
+        if self.config.ray_address:
+            return f"Ray at {self.config.ray_address}"
+        return "an ephemeral Prefect API and a local Ray (agentsweep up keeps them warm)"
+
+
+def prepare(config: SweepConfig, *, append: bool = False, say: Say = lambda _: None
+            ) -> PreparedSweep:
+    """Every rule of a sweep before its first trial; ``BadInput`` names the mistake."""
+    routes = check(config, append)
+    from pipeline.runtime import stack
+
+    attached = None if config.ray_address else stack.attach()
+    if attached is not None:
+        config = config.model_copy(update={"ray_address": attached.ray_address})
+    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
+                          say=say)
+    hygiene.prepare_prefect_home()
+    concealed: SweepConfig = conceal_config(config)
+    sweep_plan = plan(concealed)
+    _PLANNED[concealed.run_id] = sweep_plan
+    return PreparedSweep(concealed, tuple(routes), sweep_plan, attached, append)
+
+
+def prepared_for(config: SweepConfig, say: Say = lambda _: None) -> PreparedSweep:
+    """The sweep of ``config`` prepared: once per process (a flow program prepares before its
+    flow starts, so a mistake is refused in seconds; the flow, run by a deployment too, asks
+    again here)."""
+    done = _PREPARED.get(config.run_id)
+    if done is None:
+        done = _PREPARED[config.run_id] = prepare(config, say=say)
+    return done
+
+
+def planned(config: SweepConfig) -> SweepPlan:
+    """The plan ``prepare`` computed for this run in this process, else a new one (a
+    deployment's flow run prepares in the flow)."""
+    return _PLANNED.pop(config.run_id, None) or plan(config)
+
+
+def _prepare_local_models(routes: list[ModelRoute], local_ray: bool, say: Say) -> None:
+    """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
+    from pipeline import local
+    from pipeline.local.server import runtime_installed
+
+    try:
+        if local_ray:
+            local.prepare(routes, progress=say)
+        elif any(r.node_service for r in routes) and not runtime_installed():
+            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
+    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
+        raise BadInput(str(exc)) from None
