@@ -51,10 +51,9 @@ _extra_roots: list[Path] = []
 
 
 def catalogs_root() -> Path:
-    """The bundled catalog root (this repository's ``catalogs/``)."""
-    import catalogs
-
-    return Path(catalogs.__file__).parent
+    """The bundled catalog root (this repository's ``catalogs/``), found by path: the core
+    never imports a catalog's code (a domain's Python is loaded from its own folder)."""
+    return Path(__file__).resolve().parents[2] / "catalogs"
 
 
 def set_extra_roots(roots: Sequence[Path]) -> None:

@@ -12,7 +12,7 @@ import logging
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -21,6 +21,11 @@ from pipeline.runtime import hygiene
 from pipeline.runtime.phases import mark
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.prepare import PreparedSweep, prepare
+
+if TYPE_CHECKING:
+    from pipeline.models.config import ModelConfig
+    from pipeline.sweep.config import SweepConfig
+    from pipeline.sweep.stages import SweepOutcome
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
@@ -63,7 +68,7 @@ class RunOptions:
         return any(v not in (None, []) for v in grid)
 
 
-def build_config(options: RunOptions) -> Any:
+def build_config(options: RunOptions) -> SweepConfig:
     """The SweepConfig the options describe; BadInput for a mistake."""
     from pipeline.catalog import CatalogError
     from pipeline.sweep.config import SweepConfig
@@ -106,7 +111,7 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
     return args
 
 
-def _models(options: RunOptions) -> list[Any]:
+def _models(options: RunOptions) -> list[ModelConfig]:
     """One ModelConfig per ``--model``, each with the options that apply to every model
     (``--temperature``, ``--seed``, ``--api-base``, ``--timeout-s``). A ValidationError names
     the option (its field is the option's name)."""
@@ -119,7 +124,7 @@ def _models(options: RunOptions) -> list[Any]:
     return [ModelConfig(name, **given) for name in options.model or [DEFAULT_MODEL]]
 
 
-def _from_spec(options: RunOptions) -> Any:
+def _from_spec(options: RunOptions) -> SweepConfig:
     from pipeline.sweep.spec import load_spec
 
     assert options.spec is not None
@@ -179,7 +184,7 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
     return report(config, outcome, terminal)
 
 
-def _disk_full(exc: BaseException, config: Any) -> bool:
+def _disk_full(exc: BaseException, config: SweepConfig) -> bool:
     """The failure came from a full disk: said so in the error, or (Prefect's API answers a
     failed SQLite write with an HTTP 500) the disk of the warehouse or Prefect is full now."""
     from warehouse.diskspace import WRITE_RESERVE_BYTES, free_bytes, is_no_space
@@ -188,7 +193,7 @@ def _disk_full(exc: BaseException, config: Any) -> bool:
                                    for path in (config.warehouse, hygiene.prefect_home()))
 
 
-def _no_space_line(exc: BaseException, config: Any) -> str:
+def _no_space_line(exc: BaseException, config: SweepConfig) -> str:
     """The full disk, by path: the DiskFull in the chain, or the disk that is full now."""
     from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 
@@ -228,8 +233,8 @@ def _quiet_interrupt(signum: int, frame: Any) -> None:
     signal.default_int_handler(signum, frame)
 
 
-def report(config: Any, outcome: Any, terminal: Terminal) -> int:
-    from pipeline.cli.tables import print_rows, print_summary
+def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> int:
+    from pipeline.cli.tables import print_summary
 
     if outcome.summary_rows or outcome.stopped is None:
         print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
@@ -238,7 +243,7 @@ def report(config: Any, outcome: Any, terminal: Terminal) -> int:
         statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
         terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
                            f"({statuses}); skipped {outcome.skipped} already final")
-    _print_reasons(config.warehouse, outcome.run_id, terminal, print_rows)
+    _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
         terminal.err.print(f"error: stopped: {outcome.stopped}; the trials of the batch that did "
                            "not fit were not saved and run again on resume. Free some space, "
@@ -264,7 +269,8 @@ def report(config: Any, outcome: Any, terminal: Terminal) -> int:
     return 0
 
 
-def _print_reasons(root: Path, run_id: str, terminal: Terminal, print_rows: Any) -> None:
+def _print_reasons(root: Path, run_id: str, terminal: Terminal) -> None:
+    from pipeline.cli.tables import print_rows
     from warehouse.query import run_named
 
     reasons = run_named(root, "failure_reasons", {"run_id": run_id})

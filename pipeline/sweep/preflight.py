@@ -16,7 +16,7 @@ import os
 import socket
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -26,6 +26,10 @@ from pipeline.catalog import CatalogError, Suite, load_domain
 from pipeline.models.config import ModelConfig
 from pipeline.models.providers import provider_for, provider_named
 from pipeline.runtime import hygiene
+
+if TYPE_CHECKING:
+    from pipeline.models.routes import ModelRoute
+    from pipeline.sweep.config import SweepConfig
 
 
 class PreflightError(ValueError):
@@ -142,7 +146,7 @@ def option_error(exc: ValidationError) -> str:
     return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
-def refuse_existing(config: Any, append: bool) -> None:
+def refuse_existing(config: SweepConfig, append: bool) -> None:
     from pipeline.sweep.stages import run_exists
 
     if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
@@ -183,7 +187,7 @@ def _check_ray_address(address: str) -> None:
                        "local Ray") from None
 
 
-def check(config: Any, append: bool) -> list[Any]:
+def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
     """Everything about the run that can be known before it starts; returns the routes."""
     from pipeline.catalog import CatalogError
     from pipeline.sweep.preflight import preflight
@@ -213,7 +217,7 @@ def check(config: Any, append: bool) -> list[Any]:
     return [m.route for m in models if m.route is not None]
 
 
-def _default_modes(config: Any, suites: list[Any]) -> None:
+def _default_modes(config: SweepConfig, suites: list[Suite]) -> None:
     """Memory modes nobody chose: leave out structured mode when a domain of the run has no
     state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
     from pipeline.catalog import load_domain
@@ -229,7 +233,7 @@ def _default_modes(config: Any, suites: list[Any]) -> None:
             "state.schema.json (choose modes with --memory-mode)", markup=False)
 
 
-def _check_user_model(config: Any, agents: list[str]) -> None:
+def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
     """The user simulator's model: one its provider knows, with its key; a model served on the
     nodes (the local model) only when an agent model of the sweep is the same (its server is
     started for the agents)."""

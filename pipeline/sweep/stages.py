@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
 from pipeline.execution.attempts import Attempt
+from pipeline.models.routes import ModelRoute
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
 from pipeline.sweep.grid import (
@@ -182,7 +183,7 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     return sink.statuses
 
 
-def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, Any], specs: Any,
+def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], specs: Any,
                 ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
                 sweep_plan: SweepPlan) -> None:
     from pipeline.execution.attempts import attempt_counts
