@@ -9,6 +9,7 @@ progress goes to the flow run's log (``prefect flow-run logs``, the UI).
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Literal, cast
 
@@ -60,8 +61,12 @@ def plan_task(config: SweepConfig) -> SweepPlan:
 def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, int], str | None]:
     """The final statuses, or none and why the sweep stopped early (a full disk: what was
     written stays, the unwritten batch runs again on resume)."""
+    logger = get_run_logger()
+    # Progress lines are the flow run's news at INFO, whatever the level of Prefect's own logs
+    # (PREFECT_LOGGING_LEVEL, WARNING by default): `prefect flow-run logs` and the UI show them.
+    logger.setLevel(logging.INFO)
     try:
-        return execute_plan(config, sweep_plan, log=get_run_logger().info), None
+        return execute_plan(config, sweep_plan, log=logger.info), None
     except DiskFull as exc:
         return {}, str(exc)
 

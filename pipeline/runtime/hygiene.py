@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import warnings
 from pathlib import Path
 
 # Always forced: nothing we start may phone home.
@@ -87,6 +88,9 @@ def apply() -> None:
     # Ray's sockets live under its temp dir (paths must stay short): one per home, not shared.
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:10]
     os.environ.setdefault("RAY_TMPDIR", f"/tmp/agentsweep-ray-{tag}")
+    # Prefect wants its home at import; it is made only when a flow is about to run
+    # (prepare_prefect_home), so that a refused command leaves nothing behind.
+    warnings.filterwarnings("ignore", message="Failed to create the Prefect home directory")
 
 
 def prefect_home() -> Path:

@@ -1,0 +1,174 @@
+"""Every door into a sweep, as a user opens it in a fresh process: ``agentsweep run`` and the
+nightly and model-swap flow programs check the same way before anything starts, attach to the
+warm stack of ``agentsweep up``, and show up in Prefect named after their run with tags and
+progress lines; the stack serves the Prefect UI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MEETING_SUITE, REPO
+
+BIN = Path(sys.executable).parent
+SWAP_SPEC = REPO / "infra" / "sweeps" / "model_swap.yaml"
+GATE = REPO / "infra" / "sweeps" / "gate.yaml"
+KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PREFECT_", "RAY_")) and k not in KEYS}
+    env["AGENTSWEEP_HOME"] = str(home)
+    env["AGENTSWEEP_PROGRESS"] = "0"
+    return env
+
+
+def _run(home: Path, *command: str, timeout: int = 400) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(command), env=_env(home), capture_output=True, text=True,
+                          timeout=timeout, check=False, cwd=REPO)
+
+
+def _flow(home: Path, module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return _run(home, sys.executable, "-m", module, *args)
+
+
+def _agentsweep(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _run(home, str(BIN / "agentsweep"), *args)
+
+
+def _api(url: str, body: dict[str, Any] | None = None) -> Any:
+    request = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None
+                                     else None, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+@pytest.mark.slow
+def test_the_model_swap_without_keys_refuses_in_one_line_and_writes_nothing(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = _flow(home, "flows.model_swap", "--spec", str(SWAP_SPEC), "--gate", str(GATE))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not (home / "warehouse").exists()
+
+
+@pytest.mark.slow
+def test_a_flow_program_refuses_a_mistake_of_its_spec_before_prefect_starts(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spec = tmp_path / "nightly.yaml"
+    spec.write_text(f"suites: [{MEETING_SUITE}]\nmodels:\n  - name: reference/golden\n"
+                    "memory_modes: [structure]\n", "utf-8")
+    done = _flow(home, "flows.nightly", "run", "--spec", str(spec), "--baseline", "none")
+    assert done.returncode == 2, done.stderr
+    assert "memory_modes" in done.stderr or "memory mode" in done.stderr
+    assert "structure" in done.stderr and "Traceback" not in done.stderr
+    assert not (home / "warehouse").exists() and not (home / "prefect").exists()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
+    home = tmp_path_factory.mktemp("stack") / "home"
+    up = _agentsweep(home, "up")
+    assert up.returncode == 0, up.stderr
+    state = json.loads((home / "stack" / "stack.json").read_text("utf-8"))
+    try:
+        yield home, state
+    finally:
+        _agentsweep(home, "down")
+
+
+def _flow_runs(state: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = _api(f"{state['prefect_api_url']}/flow_runs/filter",
+                                      {"flow_runs": {"name": {"any_": [name]}}})
+    return runs
+
+
+def _attached(state: dict[str, Any], pid: int) -> bool:
+    """The process ran as a driver of the stack's Ray: its driver log is in the stack's
+    session (a Ray of its own would have a session elsewhere)."""
+    logs = Path(state["ray_temp_dir"]) / "session_latest" / "logs"
+    return any(logs.glob(f"python-core-driver-*_{pid}.log"))
+
+
+def _popen_flow(home: Path, module: str, *args: str) -> tuple[int, int, str, str]:
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], env=_env(home), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=400)
+    return proc.pid, proc.returncode, out, err
+
+
+@pytest.mark.slow
+def test_the_stack_serves_the_prefect_ui(stack: tuple[Path, dict[str, Any]]) -> None:
+    _, state = stack
+    ui = state["prefect_api_url"].removesuffix("/api")
+    with urllib.request.urlopen(f"{ui}/", timeout=10) as reply:
+        page = reply.read().decode("utf-8", "replace")
+    assert reply.status == 200 and "<html" in page.lower()
+
+
+@pytest.mark.slow
+def test_a_run_is_named_after_its_run_id_with_tags_and_progress_logs(
+        stack: tuple[Path, dict[str, Any]]) -> None:
+    home, state = stack
+    done = _agentsweep(home, "run", "--suite", str(MEETING_SUITE), "--scenario", "F1",
+                       "--scenario", "V1", "--memory-mode", "chat", "--repeats", "1",
+                       "--run-id", "door-run")
+    assert done.returncode == 0, done.stderr
+    assert "the local stack (agentsweep up)" in done.stdout
+    [run] = _flow_runs(state, "door-run")
+    assert {"agentsweep", "adhoc", "suite:intent_change", "model:reference/golden"} <= set(
+        run["tags"])
+    assert run["state"]["type"] == "COMPLETED"
+    logs = _api(f"{state['prefect_api_url']}/logs/filter",
+                {"logs": {"flow_run_id": {"any_": [run["id"]]}}})
+    assert any("2/2 trials done" in entry["message"] for entry in logs), logs
+
+
+@pytest.mark.slow
+def test_the_nightly_flow_attaches_to_the_stack(stack: tuple[Path, dict[str, Any]],
+                                                 tmp_path: Path) -> None:
+    home, state = stack
+    spec = tmp_path / "nightly.yaml"
+    spec.write_text(f"suites: [{MEETING_SUITE}]\nscenarios: [F1, V1]\nmodels: "
+                    "\n  - name: reference/golden\nmemory_modes: [chat]\nrepeats: 1\n", "utf-8")
+    pid, code, out, err = _popen_flow(home, "flows.nightly", "run", "--spec", str(spec),
+                                      "--baseline", "none", "--run-id", "nightly-door")
+    assert code == 0, err
+    assert "the local stack (agentsweep up)" in out
+    assert out.strip().splitlines()[-1].startswith("PASS: nightly nightly-door")
+    assert _attached(state, pid)
+    [run] = _flow_runs(state, "nightly-door")
+    assert {"agentsweep", "nightly"} <= set(run["tags"])
+    assert _flow_runs(state, "nightly nightly-door")  # the nightly flow itself, named too
+
+
+@pytest.mark.slow
+def test_the_model_swap_runs_keyless_on_the_stack_and_ends_with_the_verdict(
+        stack: tuple[Path, dict[str, Any]]) -> None:
+    home, state = stack
+    pid, code, out, err = _popen_flow(
+        home, "flows.model_swap", "--spec",
+        str(REPO / "infra" / "sweeps" / "model_swap_reference.yaml"), "--gate", str(GATE),
+        "--run-id", "swap-door")
+    assert code == 1, err  # the mutant ignores the switch: the gate blocks
+    assert _attached(state, pid)
+    lines = out.strip().splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("model swap swap-door-a"))
+    assert lines[verdict] == "model swap swap-door-a -> swap-door-b: block"
+    assert all(line.startswith("  - ") for line in lines[verdict + 1:]) and lines[verdict + 1:]
+    for run_id in ("swap-door-a", "swap-door-b"):
+        [run] = _flow_runs(state, run_id)
+        assert {"agentsweep", "model-swap", "model:reference/golden"} & set(run["tags"])
+        assert "model-swap" in run["tags"]
