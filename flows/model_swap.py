@@ -39,6 +39,7 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from flows.sweep import run_sweep  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.decision import DecideOptions, make_decision
+from pipeline.errors import ExitCode  # noqa: E402
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
@@ -130,7 +131,7 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
         prepared = [prepared_for(config, say=print) for config in configs]
     except (BadInput, CatalogError, SwapSpecError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     name = configs[0].run_id.removesuffix("-a")
     print(f"model swap {name}: {configs[0].model_names()[0]} -> {configs[1].model_names()[0]} "
           f"on {prepared[0].where}", flush=True)
@@ -139,7 +140,7 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
             spec, gate, review, name)
     except (CatalogError, ComparisonInputError, RunLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     mark_good(hygiene.prefect_home())
     gate_record = outcome.decision["gate"]
     assert isinstance(gate_record, dict)

@@ -40,6 +40,7 @@ from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 from flows.sweep import run_sweep  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.html import nightly_report
+from pipeline.errors import ExitCode  # noqa: E402
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
@@ -153,7 +154,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
         prepared = prepared_for(config, say=print)
     except (BadInput, CatalogError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     print(f"nightly run {config.run_id}: starting on {prepared.where}", flush=True)
     try:
         result = nightly.with_options(flow_run_name=f"nightly {config.run_id}")(
@@ -164,10 +165,10 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
               f"{len(comparison.regressed_cells())} regressed cell(s): "
               f"{'; '.join(comparison.regressed_cells())}; report: {comparison.report}; "
               f"HTML: {html_path(comparison)}", file=sys.stderr)
-        return 1
+        return ExitCode.BLOCKED
     except RunLocked as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     mark_good(hygiene.prefect_home())
     return _verdict(result)
 
@@ -185,7 +186,7 @@ def _verdict(result: NightlyOutcome) -> int:
           + (f", {changed} changed (to review)" if changed else "")
           + (f"; {incomplete} trial(s) incomplete: resume with agentsweep run --run-id "
              f"{result.run_id} --resume" if incomplete else ""))
-    return 3 if verdict == "INCOMPLETE" else 0
+    return ExitCode.INCOMPLETE if verdict == "INCOMPLETE" else ExitCode.OK
 
 
 def main(argv: list[str] | None = None) -> None:

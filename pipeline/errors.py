@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Literal
 
 InfraErrorKind = Literal[
@@ -52,3 +53,17 @@ class ConfigError(Exception):
     """The provider refused the call as configured (bad key, unknown model, a parameter it does
     not take): the trial stays incomplete, is never retried and never billed to the agent, and
     the sweep stops starting new trials (a fix and ``--resume`` runs them)."""
+
+
+class ExitCode(IntEnum):
+    """Every exit code of the command line and the flow programs, one closed set."""
+
+    OK = 0
+    BLOCKED = 1
+    """The gate blocked, a regression was found, or a check failed."""
+    BAD_INPUT = 2
+    """An option, spec, catalog or configuration mistake: nothing ran (never retried)."""
+    INCOMPLETE = 3
+    """Trials without a final outcome (infrastructure): resume the run."""
+    INTERRUPTED = 130
+    """Ctrl-C: what finished is saved."""

@@ -14,6 +14,7 @@ from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
 from pipeline.cli.tables import make_console
+from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -31,7 +32,6 @@ app.add_typer(warehouse_app, name="warehouse")
 console = make_console()
 err_console = make_console(stderr=True)
 
-EXIT_BAD_INPUT = 2
 
 
 @app.command()
@@ -743,7 +743,7 @@ def first_line(text: str) -> str:
 
 def _fail(message: str) -> None:
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(ExitCode.BAD_INPUT)
 
 
 def main() -> None:
@@ -752,7 +752,7 @@ def main() -> None:
         hygiene.check_home()
     except hygiene.HomeError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise SystemExit(EXIT_BAD_INPUT) from None
+        raise SystemExit(ExitCode.BAD_INPUT) from None
     app()
 
 

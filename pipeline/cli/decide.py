@@ -16,6 +16,7 @@ from rich.console import Console
 
 from pipeline.catalog import CatalogError
 from pipeline.decide.decision import DecideOptions, make_decision
+from pipeline.errors import ExitCode
 from reports import (
     ComparisonInputError,
     Decision,
@@ -25,9 +26,6 @@ from reports import (
     write_junit,
 )
 from warehouse.writer import WarehouseError
-
-EXIT_BAD_INPUT = 2
-EXIT_INCOMPLETE = 3
 
 
 def _print_table(console: Console, decision: Decision) -> None:
@@ -121,7 +119,7 @@ def _waiting(root: Path, decision: Decision, options: DecideOptions, console: Co
         f"incomplete {'run' if run == decision.candidate else 'baseline'}: {count} trial(s) "
         f"of {run} have no final outcome (infrastructure)" for run, count in waiting.items())
     resume = "; ".join(f"agentsweep run --run-id {run} --resume" for run in waiting)
-    console.print(f"{command}: INCOMPLETE (exit {EXIT_INCOMPLETE}): {runs}; resume: {resume}",
+    console.print(f"{command}: INCOMPLETE (exit {ExitCode.INCOMPLETE}): {runs}; resume: {resume}",
                   markup=False, highlight=False, soft_wrap=True)
     return True
 
@@ -129,9 +127,9 @@ def _waiting(root: Path, decision: Decision, options: DecideOptions, console: Co
 def compare_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
     decision = _decided(root, options, err)
     if decision is None:
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     if _waiting(root, decision, options, console, "compare"):
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     _emit(root, decision, options, console, verdict_only=False)
     if options.fail_on_new_regression and decision.regressions():
         cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
@@ -143,8 +141,8 @@ def compare_main(root: Path, options: DecideOptions, console: Console, err: Cons
 def gate_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
     decision = _decided(root, options, err)
     if decision is None:
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     if _waiting(root, decision, options, console, "gate"):
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     _emit(root, decision, options, console, verdict_only=True)
     return decision.gate.exit_code

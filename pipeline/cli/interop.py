@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.tables import make_console
+from pipeline.errors import ExitCode
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Import another benchmark's data as a catalog domain and suite.")
 export_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Export a run's trajectories in another benchmark's format.")
-EXIT_BAD_INPUT = 2
 
 
 @app.command()
@@ -30,7 +30,7 @@ def tau2(
     except ImportFailed as exc:
         make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False,
                                         soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise typer.Exit(ExitCode.BAD_INPUT) from None
     make_console().print(f"{report.tasks} tasks, {report.gold_actions} gold actions -> {out}: "
                          f"{', '.join(report.files)}", markup=False, highlight=False)
 
@@ -52,7 +52,7 @@ def export_tau2(
         exported = export_run(hygiene.warehouse_root(), run_id)
     except ValueError as exc:
         make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise typer.Exit(ExitCode.BAD_INPUT) from None
     text = json.dumps(exported, ensure_ascii=False, indent=1)
     if out is None:
         typer.echo(text)

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from pipeline.cli.tables import make_console, print_rows
+from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -17,12 +18,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   "trials.passed).")
 console = make_console()
 err_console = make_console(stderr=True)
-EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str) -> None:
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(ExitCode.BAD_INPUT)
 
 
 @app.command(name="run")

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.errors import ExitCode
 from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
 from pipeline.local.server import RUNTIME_MISSING, runtime_installed
 from pipeline.local.weights import WeightsError, ensure_weights, gguf_path, model_cache
@@ -18,12 +19,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The bundled local models (llama.cpp on 127.0.0.1, no key needed).")
 console = Console()
 err_console = Console(stderr=True)
-EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str) -> None:
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(ExitCode.BAD_INPUT)
 
 
 @app.command(name="list")

@@ -11,11 +11,10 @@ from rich.console import Console
 
 from pipeline.catalog import CatalogError
 from pipeline.decide.html import HtmlOptions, write_html
+from pipeline.errors import ExitCode
 from reports import ComparisonInputError
 from reports.html import ReportInputError
 from warehouse.writer import WarehouseError
-
-EXIT_BAD_INPUT = 2
 
 
 def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) -> int:
@@ -23,7 +22,7 @@ def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) 
         path = write_html(root, options)
     except (ReportInputError, ComparisonInputError, CatalogError, WarehouseError) as exc:
         err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     size = path.stat().st_size
     console.print(f"wrote {path} ({size / 1e6:.1f} MB): open it in any browser, offline",
                   markup=False)

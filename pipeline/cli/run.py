@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from rich.console import Console
 
+from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 from pipeline.runtime.phases import mark
 from pipeline.sweep.preflight import BadInput, option_error
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
     from pipeline.sweep.config import SweepConfig
     from pipeline.sweep.stages import SweepOutcome
 
-EXIT_BAD_INPUT = 2
-EXIT_INCOMPLETE = 3
-EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -170,11 +168,11 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
     except RayStartError as exc:
         terminal.err.print(f"error: {exc}; nothing ran. Continue later with: agentsweep run "
                            f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     except KeyboardInterrupt:
         terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
                            f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     finally:
         signal.signal(signal.SIGINT, previous)
     mark("done")
@@ -249,7 +247,7 @@ def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> in
                            "not fit were not saved and run again on resume. Free some space, "
                            f"then: agentsweep run --run-id {outcome.run_id} --resume",
                            markup=False, soft_wrap=True)
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     from pipeline.execution.breaker import outages_of
 
     for outage in outages_of(outcome.run_id):
@@ -259,13 +257,13 @@ def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> in
         terminal.err.print(f"error: the provider refused the configuration: {refused}; no new "
                            f"trial was started. Fix it, then: agentsweep run --run-id "
                            f"{outcome.run_id} --resume", markup=False, soft_wrap=True)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     incomplete = outcome.statuses.get("incomplete", 0)
     if incomplete:
         terminal.err.print(f"{incomplete} trial(s) incomplete (infrastructure errors); "
                            f"continue with: agentsweep run --run-id {outcome.run_id} --resume",
                            markup=False, soft_wrap=True)
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     return 0
 
 
@@ -325,10 +323,10 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         return code
     except RunLocked as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except BadInput as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except Exception as exc:
         if config is None or not _disk_full(exc, config):
             raise
@@ -339,6 +337,6 @@ def main(options: RunOptions, terminal: Terminal) -> int:
                  else "run the same command again")
         terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
                            f"Free some space, then {again}", markup=False, soft_wrap=True)
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
 
 
