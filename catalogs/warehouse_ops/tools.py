@@ -6,23 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pipeline.catalog.read_tools import lookup
 
-def _find(items: list[dict[str, Any]], key: str, value: Any) -> dict[str, Any] | None:
-    return next((item for item in items if item.get(key) == value), None)
-
-
-def get_order(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    order = _find(state["orders"], "id", arguments["order_id"])
-    if order is None:
-        return {"error": f"Заказ {arguments['order_id']} не найден."}
-    return copy.deepcopy(order)
-
-
-def get_stock(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    item = _find(state["stock"], "sku", arguments["sku"])
-    if item is None:
-        return {"error": f"Артикул {arguments['sku']} не найден."}
-    return copy.deepcopy(item)
+get_order = lookup("orders", "id", "order_id", "Заказ {} не найден.")
+get_stock = lookup("stock", "sku", "sku", "Артикул {} не найден.")
 
 
 def get_operator(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:

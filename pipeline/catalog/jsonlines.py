@@ -14,7 +14,7 @@ from pipeline.catalog.errors import CatalogError
 Location = tuple[str | int, ...]
 
 
-class _LineLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+class LineLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
     """A SafeLoader that records the line of every mapping key and sequence item."""
 
 
@@ -59,7 +59,7 @@ def read_json(path: Path) -> tuple[Any, dict[Location, int]]:
         raise CatalogError(str(path), exc.lineno, "-", f"invalid JSON: {exc.msg}") from None
     lines: dict[Location, int] = {}
     try:  # JSON is YAML: its parser keeps the marks the JSON one drops
-        loader = _LineLoader(text)
+        loader = LineLoader(text)
         try:
             node = loader.get_single_node()
         finally:

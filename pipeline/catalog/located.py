@@ -1,4 +1,6 @@
-"""YAML and JSON read with the line of every key, so a mistake names the file, line and field."""
+"""YAML and JSON read with the line of every key, so a mistake names the file, line and field
+(the loader, the line recorder and ``read_json`` live in ``jsonlines``; ``read_json`` is
+re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,38 +11,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pipeline.catalog import CatalogError
-from pipeline.catalog.errors import format_location
-
-Location = tuple[str | int, ...]
-
-
-class _LineLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
-    """A SafeLoader that records the line of every mapping key and sequence item."""
-
-    def load_with_lines(self, path: str) -> tuple[Any, dict[Location, int]]:
-        node = self.get_single_node()
-        if node is None:
-            return None, {}
-        lines: dict[Location, int] = {(): node.start_mark.line + 1}
-        _record_lines(path, node, (), lines)
-        return self.construct_document(node), lines
-
-
-def _record_lines(path: str, node: yaml.Node, loc: Location, lines: dict[Location, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if loc + (key,) in lines:
-                raise CatalogError(path, line, format_location([*loc, key]),
-                                   f"duplicate key (first on line {lines[loc + (key,)]})")
-            lines[loc + (key,)] = line
-            _record_lines(path, value_node, loc + (key,), lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines[loc + (index,)] = item.start_mark.line + 1
-            _record_lines(path, item, loc + (index,), lines)
+from pipeline.catalog.errors import CatalogError, format_location
+from pipeline.catalog.jsonlines import LineLoader, Location, line_of, read_json, record_lines
 
 
 def read_yaml_mapping(path: Path, what: str) -> tuple[dict[str, Any], dict[Location, int]]:
@@ -53,9 +25,14 @@ def read_yaml_mapping(path: Path, what: str) -> tuple[dict[str, Any], dict[Locat
         raise CatalogError(where, None, "-", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise CatalogError(where, None, "-", "not UTF-8") from None
-    loader = _LineLoader(text)
+    loader = LineLoader(text)
     try:
-        data, lines = loader.load_with_lines(where)
+        node = loader.get_single_node()
+        lines: dict[Location, int] = {}
+        if node is not None:
+            lines[()] = node.start_mark.line + 1
+            record_lines(where, node, (), lines)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -86,13 +63,8 @@ def validate_located(model: type[M], data: Any, path: Path, lines: Mapping[Locat
                            _message(str(first["msg"]))) from None
 
 
-def line_of(loc: Location, lines: Mapping[Location, int]) -> int | None:
-    """Line of the key at ``loc``, or of its nearest recorded parent (a missing key)."""
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return None
-
-
 def _message(message: str) -> str:
     return message.removeprefix("Value error, ")
+
+
+__all__ = ["Location", "line_of", "read_json", "read_yaml_mapping", "validate_located"]

@@ -10,6 +10,41 @@ QUALIFY row_number() OVER (
     ORDER BY (status = 'incomplete'), finished_at DESC, attempt_id
 ) = 1;
 
+-- A final trial's cell (scenario x model x prompt x memory mode, repeat), outcome, first
+-- violation, usage and versions: what comparisons and per-cell reports read. Usage columns stay
+-- null when unknown.
+CREATE OR REPLACE VIEW trial_outcomes AS
+SELECT
+    run_id,
+    trial_id,
+    scenario_id,
+    scenario_version,
+    scenario_sha256,
+    suite_id,
+    model,
+    model_version,
+    prompt_id,
+    prompt_sha256,
+    memory_mode,
+    repeat,
+    status,
+    passed,
+    error_kind,
+    error_message,
+    score_state,
+    score_response,
+    vetoed,
+    first_violation_check,
+    first_violation_turn,
+    first_violation_step,
+    cost_usd,
+    input_tokens,
+    output_tokens,
+    latency_ms,
+    tool_calls,
+    code_version
+FROM trials;
+
 CREATE OR REPLACE VIEW events AS
 SELECT e.*
 FROM events_all AS e
