@@ -1,4 +1,5 @@
-"""Cost of the database sandbox (seed 004): `.venv/bin/python benchmarks/database_sandbox.py`
+"""Cost of the database sandbox (the three-errors method): `.venv/bin/python
+benchmarks/database_sandbox.py`
 
 Prints, for the bundled orders domain and for a synthetic database of N document rows (a
 JSON column, like a converted document store; default 1,550 rows of ~1.8 KB, about the size of

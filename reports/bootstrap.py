@@ -1,4 +1,4 @@
-"""The paired bootstrap of the difference in pass rate between two runs (seed 004).
+"""The paired bootstrap of the difference in pass rate between two runs (the three-errors method).
 
 Units are scenarios: a resample draws scenarios with replacement and keeps each drawn scenario's
 baseline and candidate rates together; the statistic is the mean over the drawn scenarios of

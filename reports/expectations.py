@@ -1,6 +1,7 @@
 """Expectation changes: scenarios whose content hash differs between the two runs. The candidate
 changed them together with whatever it changes, so a person must review each one (scenario id,
-old hash, new hash, reason) before the gate admits (seed 003: never change a prompt and its
+old hash, new hash, reason) before the gate admits (the regression-suite method: never change a
+prompt and its
 expectations in one unreviewed step)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The failure map of a run (seed 002) as terminal tables: one per (model, memory mode, prompt),
+"""The failure map of a run (the unstated-conditions method) as terminal tables: one per (model,
+memory mode, prompt),
 rows = conditions grouped by type, columns = the five delivery formats and the bare repeat, a
 cell = k failures of n attempts; a zero always with its n and the rule-of-three bound. A row
 whose allowed twin was not executed every time is greyed and says why it is not counted. The

@@ -1,4 +1,4 @@
-"""The admission gate (seeds 003 + 004): may the candidate ship?
+"""The admission gate (the regression-suite method + 004): may the candidate ship?
 
 admit = no new regression in a critical scenario AND overall (and critical) pass rate >= their
 thresholds AND cost and latency within their limits AND every expectation change reviewed;

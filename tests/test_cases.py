@@ -1,4 +1,5 @@
-"""Regression cases (seed 003): the cases suite loads into one-turn scenarios, golden passes
+"""Regression cases (the regression-suite method): the cases suite loads into one-turn scenarios,
+golden passes
 every case, each rule code catches its defect, and a bad case line names file, line and field."""
 
 from __future__ import annotations

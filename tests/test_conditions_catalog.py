@@ -1,4 +1,5 @@
-"""Conditions suites (seed 002) as catalog data: the three domains, their conditions, the
+"""Conditions suites (the unstated-conditions method) as catalog data: the three domains, their
+conditions, the
 generated pairs (one field apart, the same request), and the bad input the loader refuses with
 ``file:line: field: message`` before anything runs."""
 
@@ -54,7 +55,8 @@ def test_three_domains_declare_at_least_twelve_conditions_of_all_six_types() -> 
             for condition in tool.conditions:
                 declared[f"{name}:{tool.name}/{condition.id}"] = condition.type
         prompt = domain.prompt("default").text
-        for tool in domain.tools:  # the prompt names no condition on purpose (seed 002)
+        # the prompt names no condition on purpose (the unstated-conditions method)
+        for tool in domain.tools:
             for condition in tool.conditions:
                 assert condition.description not in prompt
     tasks = {f"{d}:{t.condition}": t for d in DOMAINS for t in _tasks(d)}

@@ -1,4 +1,5 @@
-"""What the agent did and said on a condition task (seed 002): the outcome comes from the tool
+"""What the agent did and said on a condition task (the unstated-conditions method): the outcome
+comes from the tool
 journal, the report is checked against it (narrow, negation-aware), and the bare repeat is a
 conditional turn decided from the journal, never from the reply's text."""
 

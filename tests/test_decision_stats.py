@@ -73,7 +73,8 @@ def _reference(base: list[float], cand: list[float], seed: int, resamples: int,
 
 
 def test_the_bootstrap_matches_the_reference_on_shared_inputs() -> None:
-    """Seed 004's shape: seven scenarios, ten repeats per prompt version (rates in tenths)."""
+    """The three-errors method's shape: seven scenarios, ten repeats per prompt version (rates in
+    tenths)."""
     base = [1.0, 0.9, 0.0, 1.0, 0.5, 0.8, 0.7]
     cand = [1.0, 0.8, 0.1, 1.0, 0.6, 0.6, 0.7]
     got = paired_bootstrap(base, cand, seed=7, resamples=5000, confidence=0.9)

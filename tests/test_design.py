@@ -137,7 +137,8 @@ _COMPARED = re.compile(r"\b(status|outcome|kind|repeat_outcome|report|repeat_rep
                        re.IGNORECASE)
 CONDITION_SQL = {"failure_map.sql", "condition_decisions.sql", "failure_map_run.sql",
                  "condition_decisions_run.sql", "html_condition_cells.sql"}
-"""The SQL over ``condition_trials``, whose ``outcome`` is a condition task's (seed 002)."""
+"""The SQL over ``condition_trials``, whose ``outcome`` is a condition task's (the
+unstated-conditions method)."""
 
 
 def test_sql_compares_statuses_and_kinds_only_with_members_of_their_closed_sets() -> None:

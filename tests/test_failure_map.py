@@ -1,4 +1,5 @@
-"""The failure map (seed 002): the ``failure_map`` and ``condition_decisions`` views, the
+"""The failure map (the unstated-conditions method): the ``failure_map`` and
+``condition_decisions`` views, the
 terminal report that prints them, and the verification that every reference agent gives
 exactly its map."""
 

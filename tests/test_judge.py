@@ -1,4 +1,5 @@
-"""The LLM judge (seed 004): a separate, repeated signal stored beside the code checks.
+"""The LLM judge (the three-errors method): a separate, repeated signal stored beside the code
+checks.
 
 The reference judge reproduces the seed's three cases on the orders suite (it approves the
 honest report of the unwanted cancellation that the table check fails, it approves the

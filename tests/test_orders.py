@@ -1,4 +1,5 @@
-"""Orders against a real per-trial database (seed 004): the database sandbox (per-trial copies,
+"""Orders against a real per-trial database (the three-errors method): the database sandbox
+(per-trial copies,
 the server's owner and status checks, idempotent cancel, a timeout after the commit), the
 whole-database check and the effect count, the diagnostics, the seven cases with their mutants,
 the contract lint, and bad input refused at load."""

@@ -19,8 +19,9 @@ INLINE_SQL_ALLOWED = {
                           "file list, and the connection's lock settings",
     "pipeline/runtime/prefect_state.py": "SQLite introspection of Prefect's own database, "
                                          "not the warehouse",
-    "pipeline/environment/database.py": "a database domain's per-trial SQLite sandbox (seed 004): "
-                                        "its tables' introspection and setup, not the warehouse",
+    "pipeline/environment/database.py": "a database domain's per-trial SQLite sandbox (the "
+                                        "three-errors method): its tables' introspection and "
+                                        "setup, not the warehouse",
     "pipeline/catalog/database.py": "a database domain's seed database checked at load: "
                                     "introspection of the domain's own SQLite, not the warehouse",
     "pipeline/interop/tau2_import.py": "writes an imported domain's seed database (db.sql.gz), "

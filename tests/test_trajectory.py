@@ -1,4 +1,5 @@
-"""The update / confirm / create trajectory (seed 001) and the guest-pass domain it guards."""
+"""The update / confirm / create trajectory (the whole-dialog method) and the guest-pass domain it
+guards."""
 
 from __future__ import annotations
 

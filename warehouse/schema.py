@@ -37,7 +37,8 @@ ACCESS_CHANNELS: tuple[AccessChannel, ...] = get_args(AccessChannel)
 
 MapColumn = Literal["plain", "pressure_boss", "pressure_urgency", "canonical_request",
                     "canonical_steps", "repeat"]
-"""A column of the failure map (seed 002): the five delivery formats of a forbidden task's
+"""A column of the failure map (the unstated-conditions method): the five delivery formats of a
+forbidden task's
 first submission, then the bare repeat after a refusal."""
 MAP_COLUMNS: tuple[MapColumn, ...] = get_args(MapColumn)
 
@@ -344,8 +345,9 @@ COMPARISONS = Table(
 
 CONDITION_TRIALS = Table(
     "condition_trials",
-    "One row per trial attempt of a condition task (seed 002; docs/conditions.md): which "
-    "condition, which delivery format, what the agent did (from the journal) and said.",
+    "One row per trial attempt of a condition task (the unstated-conditions method; "
+    "docs/conditions.md): which condition, which delivery format, what the agent did (from "
+    "the journal) and said.",
     (
         *_TRIAL_KEY,
         _c("scenario_id", pa.string(), "The generated scenario: <task id>.<format> or .twin."),
@@ -385,8 +387,8 @@ CONDITION_TRIALS = Table(
 SNAPSHOT_PHASES = ("before", "after", "expected")
 SNAPSHOTS = Table(
     "snapshots",
-    "A database domain's per-trial database (seed 004): one row per (trial attempt, phase, "
-    "table), before the dialog and after it.",
+    "A database domain's per-trial database (the three-errors method): one row per (trial "
+    "attempt, phase, table), before the dialog and after it.",
     (
         *_TRIAL_KEY,
         _c("phase", pa.string(), " / ".join(SNAPSHOT_PHASES) + "."),
@@ -400,8 +402,9 @@ SNAPSHOTS = Table(
 
 DIAGNOSTICS = Table(
     "diagnostics",
-    "Diagnostic metrics chosen in advance (seed 004), one row per (trial attempt, metric): "
-    "whether the agent read the state before acting, after a fault, before answering.",
+    "Diagnostic metrics chosen in advance (the three-errors method), one row per (trial "
+    "attempt, metric): whether the agent read the state before acting, after a fault, before "
+    "answering.",
     (
         *_TRIAL_KEY,
         _c("name", pa.string(), "read_before_write / read_after_fault / read_before_answer."),
@@ -418,8 +421,9 @@ JUDGE_VERDICTS: tuple[JudgeVerdict, ...] = get_args(JudgeVerdict)
 
 JUDGMENTS = Table(
     "judgments",
-    "An LLM judge's verdict on one trial attempt (seed 004; docs/judge.md), one row per (trial "
-    "attempt, judge model, rubric id, rubric version and hash, repeat). A separate signal: it "
+    "An LLM judge's verdict on one trial attempt (the three-errors method; docs/judge.md), "
+    "one row per (trial attempt, judge model, rubric id, rubric version and hash, repeat). A "
+    "separate signal: it "
     "never changes trials.passed; its usage and cost are never added to the trial's.",
     (
         *_TRIAL_KEY,

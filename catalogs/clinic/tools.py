@@ -1,4 +1,5 @@
-"""Read tools of the clinic domain (seed 002's front desk: booking appointments).
+"""Read tools of the clinic domain (the unstated-conditions method's front desk: booking
+appointments).
 ``book_appointment`` is a write tool: intercepted."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Read tools of the discounts domain (seed 002's discounts: applying promotions to orders).
+"""Read tools of the discounts domain (the unstated-conditions method's discounts: applying
+promotions to orders).
 ``apply_discount`` is a write tool: intercepted."""
 
 from __future__ import annotations

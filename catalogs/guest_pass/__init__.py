@@ -1,1 +1,2 @@
-"""Guest-pass domain of the whole-dialog methodology (seed 001): update / confirm / create."""
+"""Guest-pass domain of the whole-dialog methodology (the whole-dialog method): update / confirm /
+create."""

@@ -19,7 +19,7 @@ READ_TOOLS = {"get_pass_rules": get_pass_rules}
 
 def state_invariants(state: dict[str, Any]) -> list[str]:
     """Domain invariants over a structured state (beyond its schema); each broken one as a
-    message. A pass is issued only for a complete, confirmed request (seed 001)."""
+    message. A pass is issued only for a complete, confirmed request (the whole-dialog method)."""
     broken = []
     permissions = state.get("permissions", {})
     constraints = state.get("constraints", {})

@@ -1,1 +1,1 @@
-"""Meeting-room domain of the intent-change methodology (seed 000)."""
+"""Meeting-room domain of the intent-change methodology (the changing-intent method)."""

@@ -1,4 +1,5 @@
-"""The orders domain's server (seed 004): the tools run against the trial's own SQLite copy.
+"""The orders domain's server (the three-errors method): the tools run against the trial's own
+SQLite copy.
 
 The signed-in customer is fixed here, on the server side: no tool takes a user id, so the model
 cannot act for someone else. The server checks existence, ownership and status: only an own

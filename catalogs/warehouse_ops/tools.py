@@ -1,4 +1,5 @@
-"""Read tools of the warehouse_ops domain (seed 002's warehouse: shipping orders and accepting
+"""Read tools of the warehouse_ops domain (the unstated-conditions method's warehouse: shipping
+orders and accepting
 returns). ``ship_order`` and ``accept_return`` are write tools: intercepted."""
 
 from __future__ import annotations

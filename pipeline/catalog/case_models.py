@@ -1,4 +1,5 @@
-"""Regression cases (seed 003): one request, recorded tool results, and checkable properties.
+"""Regression cases (the regression-suite method): one request, recorded tool results, and
+checkable properties.
 
 A cases suite is a JSONL file of ``Case`` lines (``catalogs/schema/case.schema.json``, generated
 from these models). The loader turns each case into a one-turn ``Scenario`` of class

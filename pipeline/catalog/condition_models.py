@@ -1,4 +1,5 @@
-"""Unstated applicability conditions (seed 002): conditions of write tools, condition tasks and
+"""Unstated applicability conditions (the unstated-conditions method): conditions of write tools,
+condition tasks and
 the rules a generated scenario carries.
 
 A write tool declares its conditions in ``tools.json`` (``Condition``). A conditions suite is a

@@ -1,4 +1,5 @@
-"""Conditions suites (seed 002): each line a condition task, turned into its allowed twin and
+"""Conditions suites (the unstated-conditions method): each line a condition task, turned into its
+allowed twin and
 its forbidden task in every delivery format.
 
 A suite is a conditions suite when its first line is a condition task (it has ``condition``);

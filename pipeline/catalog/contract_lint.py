@@ -1,4 +1,5 @@
-"""Lint of a cases suite's contract (seed 004's lesson): a case must not demand an outcome code
+"""Lint of a cases suite's contract (the three-errors method's lesson): a case must not demand an
+outcome code
 the domain's prompt never defines.
 
 A code is *defined* when a prompt line gives it a meaning: the code at the start of the line (a

@@ -1,4 +1,5 @@
-"""A scenario's database rules checked against its domain at load time (seed 004): the
+"""A scenario's database rules checked against its domain at load time (the three-errors method):
+the
 domain runs its writes on a database, every allowed change names exactly one row of the seed
 database and only columns it has, and faults and call counts name write tools.
 

@@ -1,4 +1,5 @@
-"""Database domains (seed 004): expected state, faults and diagnostics of a scenario whose
+"""Database domains (the three-errors method): expected state, faults and diagnostics of a scenario
+whose
 write tools change a real per-trial SQLite database instead of being intercepted.
 
 The expected state is the initial state plus the one allowed change: ``changes`` say which rows

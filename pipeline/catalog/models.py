@@ -154,7 +154,8 @@ class RequiredTool(Strict):
 
 
 class TrajectoryRule(Strict):
-    """Update / confirm / create trajectory (seed 001): the record is created exactly once,
+    """Update / confirm / create trajectory (the whole-dialog method): the record is created
+    exactly once,
     only after a confirmation, with exactly the confirmed values, and nothing happens after it.
     Tool calls map to events: ``update_tool`` (its arguments are the updated values),
     ``confirm_tool``, ``create_tool`` (its arguments are the created values)."""
@@ -370,7 +371,8 @@ class ToolSpec(Strict):
         default=None, description="What an intercepted write answers on success."
     )
     conditions: list[Condition] = Field(default_factory=list, description=(
-        "Applicability conditions of a write tool (seed 002; docs/conditions.md)."))
+        "Applicability conditions of a write tool (the unstated-conditions method; "
+        "docs/conditions.md)."))
 
     @model_validator(mode="after")
     def _conditions_of_writes(self) -> ToolSpec:
@@ -414,7 +416,8 @@ class ReferenceReplies(Strict):
 
 
 class Case(Strict):
-    """One line of a cases suite (seed 003): a single request and its checkable contract."""
+    """One line of a cases suite (the regression-suite method): a single request and its checkable
+    contract."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Unique in its suite.")
     version: int = Field(ge=1, description="Bump when the case's meaning changes.")

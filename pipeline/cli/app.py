@@ -526,7 +526,8 @@ def lint_suite(
     catalog: Annotated[list[Path] | None, typer.Option(
         "--catalog", help="A folder of domain folders; repeatable.")] = None,
 ) -> None:
-    """Flag cases that demand an outcome code their domain's prompt never defines (seed 004:
+    """Flag cases that demand an outcome code their domain's prompt never defines (the three-errors
+    method:
     a test must not demand a convention the prompt does not state). Exit 1 on a finding."""
     from pipeline.catalog import CatalogError, known_suites, load_suites, set_extra_roots
     from pipeline.catalog.contract_lint import lint_contract

@@ -1,4 +1,5 @@
-"""Per-trial databases of a database domain (seed 004): built once per process from the
+"""Per-trial databases of a database domain (the three-errors method): built once per process from
+the
 domain's ``db.sql`` (``pipeline.catalog.database.seed_database``), copied per trial with
 SQLite's backup API (never shared), and read back as snapshots: every table's rows with its
 key columns, in a stable order, JSON-able."""

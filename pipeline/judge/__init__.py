@@ -1,4 +1,5 @@
-"""The LLM judge (seed 004): a separate, repeated, calibrated signal beside the code checks.
+"""The LLM judge (the three-errors method): a separate, repeated, calibrated signal beside the code
+checks.
 
 A rubric (``rubric``) and the evidence of a stored trial, passed as untrusted data
 (``evidence``), go to a judge model through the model client (``client``); each judgment is

@@ -1,4 +1,5 @@
-"""The access channel of a model under test (seed 002: record how the model was reached)."""
+"""The access channel of a model under test (the unstated-conditions method: record how the model
+was reached)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reference agents for conditions suites (seed 002): each plays one kind of agent, and each
+"""Reference agents for conditions suites (the unstated-conditions method): each plays one kind of
+agent, and each
 has the failure map it must produce (``verify-suite`` proves it, through the warehouse).
 
 They act on the script's ``condition`` entry (``golden_script``: the task's reads, write call,

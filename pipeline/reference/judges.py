@@ -1,7 +1,8 @@
 """Scripted judges: reference models that answer ``judge`` calls by a fixed rule.
 
 They read the evidence block of the call (``pipeline.judge.evidence``) and nothing else; no
-domain is named here. ``reference/judge-seed`` reproduces seed 004's judge, mistakes included:
+domain is named here. ``reference/judge-seed`` reproduces the three-errors method's judge, mistakes
+included:
 
 1. The literal reader's blind spot (the seed's wrong rejection): a message saying that what
    the user asked for *already* holds ("Order o1 is already cancelled." for "Please cancel my

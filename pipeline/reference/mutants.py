@@ -1,6 +1,7 @@
 """Mutant reference models: each applies one deliberate defect to a golden script.
 
-They verify the suite (seed 000, "bench verification"): every defect must be caught by the
+They verify the suite (the changing-intent method, "bench verification"): every defect must be
+caught by the
 check a scenario declares for it, and the golden script must pass everything. A mutant that
 has nothing to act on in a scenario (no revision, no switch...) plays the golden script.
 """

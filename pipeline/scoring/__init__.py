@@ -1,7 +1,8 @@
 """Scoring: a pure function of (trace, scenario, memory mode), versioned, re-runnable offline.
 
 ``score_trial`` is the one entry: it reads the trace's journal once (``Journal``), runs every
-check the scenario declares (``run_checks``) and sums them into the five scores of seed 000,
+check the scenario declares (``run_checks``) and sums them into the five scores of the
+changing-intent method,
 the veto, the first violation and the diagnostics (``TrialScores``). Nothing here does I/O or
 calls a model; the same trace and scenario always give the same rows.
 """
@@ -44,9 +45,9 @@ class TrialScoring:
     """Every counted check held and no agent error ended the dialog (a check with
     ``counted = False`` is recorded in ``checks`` and changes nothing here)."""
     condition: ConditionOutcome | None = None
-    """A condition task's outcome (seed 002): what was done and said."""
+    """A condition task's outcome (the unstated-conditions method): what was done and said."""
     diagnostics: dict[DiagnosticName, bool | None] | None = None
-    """A database scenario's diagnostics chosen in advance (seed 004), by name."""
+    """A database scenario's diagnostics chosen in advance (the three-errors method), by name."""
 
 
 def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,

@@ -1,4 +1,5 @@
-"""Checks of a regression case (seed 003): the decision, required and forbidden terms, the
+"""Checks of a regression case (the regression-suite method): the decision, required and forbidden
+terms, the
 reply's JSON Schema. Each failed rule has a stable rule code as its check id.
 
 The contract of a case's answer (docs/cases.md): the decision is read from the final reply, a

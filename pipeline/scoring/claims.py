@@ -1,6 +1,7 @@
 """Response check: does the agent's reply claim (or deny) an action the tool journal contradicts?
 
-Narrow by design (seed 000, "Response" score): a reply is split into clauses; a clause that
+Narrow by design (the changing-intent method, "Response" score): a reply is split into clauses; a
+clause that
 matches one of a tool's past-tense / completed-passive patterns is a claim about that tool. A
 negation before the matched verb in the same comma segment turns it into a denial ("я ничего не
 забронировал" is a denial, not a booking claim). Questions, offers and conditionals are not claims.

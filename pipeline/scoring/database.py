@@ -1,4 +1,5 @@
-"""Checks of a database scenario (seed 004): the whole database after the dialog against the
+"""Checks of a database scenario (the three-errors method): the whole database after the dialog
+against the
 expected one (the initial database plus the one allowed change), the count of effects, the
 number of write calls, and the diagnostics chosen in advance.
 

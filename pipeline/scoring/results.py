@@ -1,6 +1,7 @@
 """What a check says: its result, the closed sets of check kinds and scores, and their versions.
 
-Every check feeds one of the five scores of seed 000: State, Invalidation, Function, Arguments,
+Every check feeds one of the five scores of the changing-intent method: State, Invalidation,
+Function, Arguments,
 Response.
 """
 

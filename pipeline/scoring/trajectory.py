@@ -1,4 +1,5 @@
-"""The update / confirm / create trajectory (seed 001), evaluated over a trial's tool calls.
+"""The update / confirm / create trajectory (the whole-dialog method), evaluated over a trial's
+tool calls.
 
 A record (a guest pass, say) is drafted by ``update`` calls, read back and confirmed by the user
 (``confirm``), then created exactly once (``create``). The rule, as the seed's ``evaluate``:

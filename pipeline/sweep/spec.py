@@ -3,7 +3,8 @@
 A spec names suites (paths relative to the spec file, or bundled suite ids such as
 ``intent_change``), models with their settings, prompts, memory modes, repeats, the retry
 policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional;
-``runs_per_case`` (seed 003's name for ``repeats``), ``tools`` (sandbox | mock) and the release
+``runs_per_case`` (the regression-suite method's name for ``repeats``), ``tools`` (sandbox | mock)
+and the release
 ``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate). The file
 is parsed with PyYAML keeping the line of every key, validated with pydantic
 (``extra='forbid'``), and turned into a ``SweepConfig``. The first problem raises
@@ -65,7 +66,8 @@ class SweepSpec(BaseModel):
     """Default: SweepConfig's (every memory mode)."""
     repeats: int = Field(default=3, ge=1)
     runs_per_case: int | None = Field(default=None, ge=1)
-    """Seed 003's name for ``repeats`` (runs of every case or scenario); give one of the two."""
+    """The regression-suite method's name for ``repeats`` (runs of every case or scenario); give
+    one of the two."""
     step_limit: int = Field(default=8, ge=1)
     tools: ToolsMode = "sandbox"
     """``mock``: every tool answers from the cases' recorded results."""

@@ -1,4 +1,5 @@
-"""Release thresholds of a sweep (seed 003's run config): what the admission gate compares a
+"""Release thresholds of a sweep (the regression-suite method's run config): what the admission
+gate compares a
 run against. They are stored with the run (``runs.config_json``: ``thresholds``) so the gate
 reads them from the warehouse; nothing here judges a run.
 

@@ -1,4 +1,5 @@
-"""The ``snapshots`` and ``diagnostics`` rows of a database trial (seed 004), and a trace's
+"""The ``snapshots`` and ``diagnostics`` rows of a database trial (the three-errors method), and a
+trace's
 snapshots read back from stored rows (for offline rescoring)."""
 
 from __future__ import annotations

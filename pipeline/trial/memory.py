@@ -1,4 +1,5 @@
-"""The agent's working memory, one class per memory mode (seed 000, "three variants").
+"""The agent's working memory, one class per memory mode (the changing-intent method, "three
+variants").
 
 - ``chat``: no memory beyond the history.
 - ``summary``: after each user message a separate model call rewrites a short goal summary;

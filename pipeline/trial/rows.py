@@ -1,4 +1,4 @@
-"""The ``condition_trials`` row of a condition task's trial (seed 002)."""
+"""The ``condition_trials`` row of a condition task's trial (the unstated-conditions method)."""
 
 from __future__ import annotations
 

@@ -60,9 +60,9 @@ class TrialResult:
     events: tuple[Event, ...] = ()
     checks: tuple[CheckResult, ...] = ()
     condition: ConditionTrialRow | None = None
-    """A condition task's outcome (seed 002), when the scenario is one."""
+    """A condition task's outcome (the unstated-conditions method), when the scenario is one."""
     snapshots: tuple[SnapshotRow, ...] = ()
-    """A database domain's database before and after the dialog (seed 004)."""
+    """A database domain's database before and after the dialog (the three-errors method)."""
     diagnostics: tuple[DiagnosticRow, ...] = ()
     user_provider_failure: str | None = field(default=None, compare=False)
     """How the user simulator's provider failed (a ``simulator_error`` trial), for its circuit
@@ -276,7 +276,8 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
 
 def _method_rows(spec: TrialSpec, key: TrialKey, scoring: TrialScoring | None
                  ) -> tuple[ConditionTrialRow | None, list[DiagnosticRow]]:
-    """A condition task's row (seed 002) and a database scenario's diagnostics (seed 004)."""
+    """A condition task's row (the unstated-conditions method) and a database scenario's
+    diagnostics (the three-errors method)."""
     if scoring is None:
         return None, []
     rules, database = spec.scenario.condition, spec.scenario.database

@@ -1,4 +1,4 @@
-"""A simulated user (issue 13): a separate model, prompted with a scenario's user instructions,
+"""A simulated user: a separate model, prompted with a scenario's user instructions,
 that speaks until it emits one of its end signals (stop, transfer, out of scope: tau2's three) or
 the turn cap is reached.
 

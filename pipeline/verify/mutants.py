@@ -1,4 +1,4 @@
-"""Mutation verification of the suites (seed 000, "bench verification").
+"""Mutation verification of the suites (the changing-intent method, "bench verification").
 
 Golden and every mutant reference model the suites declare a catch for play every scenario in
 every memory mode (a mutant no scenario of these suites names proves nothing about their

@@ -1,4 +1,5 @@
-"""A condition pair against the real local model (seed 002): whatever the model does, every
+"""A condition pair against the real local model (the unstated-conditions method): whatever the
+model does, every
 trial ends with an honest verdict - the outcome is the journal's, the bare repeat is played
 exactly when the journal shows a refusal, and the row lands in the failure map."""
 
