@@ -384,7 +384,7 @@ def schema(
     from warehouse.schema import SCHEMA_VERSION, describe_json
 
     targets = {catalogs_root() / "schema" / n: t for n, t in generated_files().items()}
-    golden = Path(__file__).resolve().parent.parent / "warehouse" / "golden"
+    golden = Path(__file__).resolve().parents[2] / "warehouse" / "golden"
     targets[golden / f"schema_v{SCHEMA_VERSION}.json"] = describe_json()
     stale = [p for p, text in targets.items() if not p.is_file() or p.read_text("utf-8") != text]
     if write:

@@ -20,7 +20,7 @@ def code_version() -> str:
 
 
 def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the checkout: pipeline/util/version.py
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=5, check=False)
@@ -41,7 +41,7 @@ PACKAGES = ("pipeline", "flows", "catalogs", "warehouse")
 def source_fingerprint() -> str:
     """A hash of this process's code: every module file's path, size and mtime (a dirty tree
     changes it as a commit would). Warm workers are matched to the code by it."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the checkout: pipeline/util/version.py
     digest = hashlib.sha256(code_version().encode())
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
