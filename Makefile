@@ -12,6 +12,10 @@ export UV_PYTHON := $(BIN)/python
 # this kind of machine) every process of a run would otherwise recompile every module it imports.
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
+# Test processes (pytest-xdist): the tests that share a session's Ray and Prefect harness run on
+# one of them (conftest.py groups them), the rest spread over the others.
+TEST_WORKERS ?= 3
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: setup setup-dev setup-local run run-local test test-fast lint bench bench-html clean \
 	openmp-runtime chromium-browser
@@ -28,7 +32,7 @@ openmp-runtime:
 	    >/dev/null || { echo "install libgomp1 (Debian/Ubuntu) or libgomp (others)"; exit 1; }; }
 
 # The HTML report's tests open it in a real headless browser: Debian's chromium (no driver
-# library; the tests speak the DevTools protocol over a pipe, tests/browser.py).
+# library; the tests speak the DevTools protocol over a pipe, tests/helpers/browser.py).
 chromium-browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
 	  echo "installing chromium (the HTML report's browser tests)"; \
@@ -67,11 +71,11 @@ run-local: setup-local
 
 # Every test, the slow end-to-end ones too (CI: .ci/run).
 test: setup-dev
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(PYTEST) $(ARGS)
 
 # The developer loop: every test not marked slow (about 2 minutes on 2 CPUs).
 test-fast: setup-dev
-	$(BIN)/python -m pytest -q -m "not slow" $(ARGS)
+	$(PYTEST) -m "not slow" $(ARGS)
 
 lint: setup-dev
 	$(BIN)/ruff check .

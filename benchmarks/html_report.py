@@ -5,7 +5,7 @@ real ``WarehouseWriter`` (trials with eight events and five checks each, batches
 trials; 2 models x 3 memory modes x 10 repeats per scenario, so 100k trials are 1,667 scenarios
 and 10,002 matrix cells; a scenario passes with its own probability, so about a third fail),
 then renders ``agentsweep report html`` of it (default trace caps) and opens the file in
-headless Chromium (tests/browser.py): the file's size, the render time, and the load time
+headless Chromium (tests/helpers/browser.py): the file's size, the render time, and the load time
 (navigation to the report's script being ready, the median of three loads) and the time from
 a click on a cell to a shown trace. Prints one line per size and a JSON summary.
 
@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from browser import Browser  # noqa: E402
+from helpers.browser import Browser  # noqa: E402
 
 from pipeline.util.redact import redactor  # noqa: E402
 from reports.html import ReportOptions, write_report  # noqa: E402

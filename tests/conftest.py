@@ -57,7 +57,18 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "1"
 
 
+GROUP_OF_FIXTURE = {"ray_local": "ray", "prefect_harness": "ray", "local_server": "local-model"}
+"""Under pytest-xdist (``make test``: ``--dist loadgroup``) the tests that share a session's
+Ray and Prefect harness run on one worker, and so do those of the local model's server: each
+is started once, not once per worker."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        groups = {GROUP_OF_FIXTURE[f] for f in getattr(item, "fixturenames", ())
+                  if f in GROUP_OF_FIXTURE}
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
     if config.getoption("--live"):
         return
     skip = pytest.mark.skip(reason="calls a real provider: run with --live")

@@ -1,5 +1,6 @@
 """Typed rows of the warehouse tables: one frozen dataclass per table, its fields the table's
-columns (``schema_version`` aside: the writer stamps it). ``tests/test_schema.py`` compares each
+columns (``schema_version`` aside: the writer stamps it). ``tests/unit/warehouse/test_schema.py``
+compares each
 with its table, so a column added on one side only fails there."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each table is declared once here as a list of columns. The pyarrow schemas the writer uses,
 the golden JSON file under ``warehouse/golden/`` and the DuckDB views all derive from these
-declarations; ``tests/test_schema.py`` fails if the golden file drifts.
+declarations; ``tests/unit/warehouse/test_schema.py`` fails if the golden file drifts.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ recorded tool answers is not the same trial as one with the domain's tools). The
 part of it. Of the model
 (``pipeline.models.config.ModelConfig``) only the name and ``generation_params()`` (temperature,
 params, seed) count, hashed exactly as before that type existed: a configuration that leaves
-them at their defaults keeps the trial ids of older runs (``tests/test_grid.py`` pins some).
+them at their defaults keeps the trial ids of older runs (``tests/unit/sweep/test_grid.py`` pins
+some).
 """
 
 from __future__ import annotations

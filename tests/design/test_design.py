@@ -27,7 +27,7 @@ from warehouse.rows import (
 )
 from warehouse.schema import EVENT_KINDS, JUDGE_VERDICTS, TABLES, TRIAL_STATUSES
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("pipeline", "warehouse", "flows", "catalogs", "reports")
 
 

@@ -185,6 +185,6 @@ def test_pytest_live_turns_the_switch_off() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--live", "-q", "-p", "no:cacheprovider",
-         f"tests/{Path(__file__).name}::test_live_turns_the_switch_off"],
+         f"{Path(__file__).relative_to(REPO)}::test_live_turns_the_switch_off"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr

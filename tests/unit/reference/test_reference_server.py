@@ -34,7 +34,7 @@ from pipeline.sweep.grid import ModelConfig
 from pipeline.trace import Trace
 from pipeline.trial.agent import Agent
 
-SUITE = (Path(__file__).resolve().parents[2] / "catalogs" / "meeting_rooms" / "suites"
+SUITE = (Path(__file__).resolve().parents[3] / "catalogs" / "meeting_rooms" / "suites"
          / "intent_change.jsonl")
 API_KEY = "sk-test-not-a-real-key"
 SCRIPT = {"turns": [{"actions": [

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from checking import checks_of
+from helpers.checking import checks_of
 
 from pipeline.catalog import CallAction, LoadedScenario, catalogs_root, load_domain, load_suite
 from pipeline.catalog.models import TrajectoryRule

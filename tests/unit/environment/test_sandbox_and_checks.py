@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from checking import checks_of
 from conftest import MEETING_SUITE
+from helpers.checking import checks_of
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.environment.sandbox import Sandbox

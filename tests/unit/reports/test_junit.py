@@ -9,7 +9,17 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from gate_fixtures import ALL, NONE, ONE, base_run, cand_run, cell, failed_check, trial, write
+from helpers.gate_fixtures import (
+    ALL,
+    NONE,
+    ONE,
+    base_run,
+    cand_run,
+    cell,
+    failed_check,
+    trial,
+    write,
+)
 from junitparser import Error, Failure, JUnitXml
 
 from reports.decision import decide

@@ -9,7 +9,7 @@ from pipeline.catalog import catalogs_root
 from pipeline.catalog.schema import generated_files
 from warehouse.schema import SCHEMA_VERSION, TABLES, describe_json
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_catalog_json_schema_files_match_the_pydantic_models() -> None:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
-from typer.testing import CliRunner
+from helpers.commands import cli
+from helpers.gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
 
 from reports.decision import decide
 from reports.gate import MINOR_CELLS_LISTED, Thresholds, minor_regressions_note
@@ -32,12 +32,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _cli(*args: str) -> tuple[int, str, str]:
-    from pipeline.cli import app as cli
-    result = CliRunner().invoke(cli.app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
 def _review(path: Path, scenario: str = "EDIT") -> Path:
     path.write_text(f"reviews:\n  - scenario_id: {scenario}\n    old_sha256: {OLD}\n"
                     f"    new_sha256: {NEW}\n    reason: the contract changed\n", "utf-8")
@@ -45,7 +39,7 @@ def _review(path: Path, scenario: str = "EDIT") -> Path:
 
 
 def test_compare_classes_each_transition(home: Path) -> None:
-    code, out, _ = _cli("compare", "base", "cand", "--format", "json", "--config",
+    code, out, _ = cli("compare", "base", "cand", "--format", "json", "--config",
                         str(home.parent / "gate.yaml"))
     assert code == 0
     data = json.loads(out)
@@ -60,13 +54,13 @@ def test_compare_classes_each_transition(home: Path) -> None:
                                             "new_sha256": NEW, "reviewed": False,
                                             "reason": None}]
     assert data["bootstrap"]["resamples"] == 5000 and data["bootstrap"]["seed"] == 7
-    code, _, err = _cli("compare", "base", "cand", "--fail-on-new-regression")
+    code, _, err = cli("compare", "base", "cand", "--fail-on-new-regression")
     assert code == 1 and "CRIT" in err and "STAB" in err
 
 
 def test_the_gate_blocks_with_every_reason_then_admits(home: Path, tmp_path: Path) -> None:
     gate_yaml = str(tmp_path / "gate.yaml")
-    code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", gate_yaml)
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--config", gate_yaml)
     assert code == 1, out
     assert "BLOCK" in out
     for reason in ("new critical regression: CRIT", "overall pass rate 12/18",
@@ -78,10 +72,10 @@ def test_the_gate_blocks_with_every_reason_then_admits(home: Path, tmp_path: Pat
            "3/3 -> 1/3" in out
     cand_run(home / "warehouse", "cand2", crit_fixed=True)
     review = str(_review(tmp_path / "review.yaml"))
-    code, out, _ = _cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml)
+    code, out, _ = cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml)
     assert code == 1 and "expectation change not reviewed: EDIT" in out
     assert "new critical regression" not in out
-    code, out, _ = _cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml,
+    code, out, _ = cli("gate", "cand2", "--baseline", "base", "--config", gate_yaml,
                         "--review", review)
     assert code == 0, out
     assert "ADMIT" in out
@@ -118,7 +112,7 @@ def test_an_incomplete_trial_blocks_with_exit_3(tmp_path: Path, monkeypatch: pyt
     root = tmp_path / "warehouse"
     write(root, "b", cell("b", "S", ALL))
     write(root, "c", [*cell("c", "S", ALL[:2]), trial("c", "S", 2, None, status="incomplete")])
-    code, out, _ = _cli("gate", "c", "--baseline", "b")
+    code, out, _ = cli("gate", "c", "--baseline", "b")
     assert code == 3 and "incomplete run: 1 trial(s)" in out
 
 
@@ -152,7 +146,7 @@ def test_bad_input_is_a_clear_error_and_exit_2(case: str, home: Path, tmp_path: 
     else:
         args += ["--review", str(_review(tmp_path / "r.yaml", "GHOST"))]
         expected = "names scenario(s) neither run holds: GHOST"
-    code, out, err = _cli(*args)
+    code, out, err = cli(*args)
     assert code == 2, out + err
     assert expected in err.replace("\n", "")
 
@@ -184,13 +178,13 @@ def test_thresholds_come_from_the_recorded_config_unless_the_gate_file_sets_them
     write_run = run_row("cand", {"repeats": 3, "thresholds": {"overall_pass_rate": 0.99,
                                                               "max_cost_usd": 0.001}})
     WarehouseWriter(home / "warehouse", "cand").write_batch({"runs": [write_run]})
-    code, out, _ = _cli("gate", "cand", "--baseline", "base")
+    code, out, _ = cli("gate", "cand", "--baseline", "base")
     assert code == 1
     assert "overall pass rate 12/18 = 0.667 is below 0.99" in out
     assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out
     lenient = tmp_path / "lenient.yaml"
     lenient.write_text("overall_pass_rate: 0.5\n", "utf-8")
-    code, out, _ = _cli("gate", "cand", "--baseline", "base", "--config", str(lenient))
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--config", str(lenient))
     assert "overall pass rate" not in out.split("note:")[0]  # the file's 0.5 wins
     assert "cost total 0.18 USD exceeds the limit 0.001 USD" in out  # the run's limit stays
 

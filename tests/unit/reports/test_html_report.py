@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser import Browser, chromium_path
-from html_fixtures import CANARY, MARKUP, base_and_candidate, conditions_run
-from typer.testing import CliRunner
+from helpers.browser import Browser, chromium_path
+from helpers.commands import cli
+from helpers.html_fixtures import CANARY, MARKUP, base_and_candidate, conditions_run
 
 from reports.decision import decide
 from reports.html import ReportOptions, render, write_report
@@ -47,15 +47,9 @@ def browser() -> Iterator[Browser]:
         yield b
 
 
-def _cli(*args: str) -> tuple[int, str, str]:
-    from pipeline.cli import app as cli
-    result = CliRunner().invoke(cli.app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
 def _report(tmp_path: Path, *args: str) -> Path:
     out = tmp_path / "report.html"
-    code, stdout, stderr = _cli("report", "html", *args, "-o", str(out))
+    code, stdout, stderr = cli("report", "html", *args, "-o", str(out))
     assert code == 0, stdout + stderr
     return out
 
@@ -230,7 +224,7 @@ def test_bad_input_is_one_line_exit_2_and_no_file(case: str, env: Path, tmp_path
     args = {"unknown-run": ["--run-id", "nope", "-o", str(out)],
             "no-shared-scenarios": ["--run-id", "cond", "--baseline", "base", "-o", str(out)],
             "missing-folder": ["--run-id", "base", "-o", str(tmp_path / "no" / "r.html")]}[case]
-    code, _, err = _cli("report", "html", *args)
+    code, _, err = cli("report", "html", *args)
     assert code == 2
     message = {"unknown-run": "run 'nope' has no trials",
                "no-shared-scenarios": "nothing to compare: no shared scenarios",

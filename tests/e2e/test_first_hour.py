@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import MEETING_SUITE
-from test_catalog_roots import make_domain
+from helpers.commands import agentsweep
+from helpers.outside_domain import make_domain
 
 from pipeline.sweep.config import SweepConfig, config_json
 from warehouse.writer import WarehouseWriter
@@ -20,11 +21,7 @@ BIN = Path(sys.executable).parent
 
 
 def _agentsweep(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("PREFECT_", "RAY_")) and not k.endswith("_API_KEY")}
-    clean.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", **env)
-    return subprocess.run([str(BIN / "agentsweep"), *args], env=clean, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return agentsweep(home, *args, timeout=120, **env)
 
 
 def _refused(result: subprocess.CompletedProcess[str], *words: str) -> None:

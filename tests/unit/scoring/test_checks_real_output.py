@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from checking import checks_of
 from conftest import MEETING_SUITE
+from helpers.checking import checks_of
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.scoring import Journal, score_trial
@@ -150,7 +150,7 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     from pipeline.stored.calibrate import calibrate, load_labels, read_traces
     from pipeline.stored.trials import ScenarioIndex
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[3]
     labels, trials = [], []
     for domain in ("meeting_rooms", "guest_pass"):
         folder = repo / "catalogs" / domain / "labels"

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import MEETING_SUITE
+from helpers.commands import agentsweep
 
 from pipeline.runtime.prefect_state import (
     DB_NAME,
@@ -64,11 +65,7 @@ def fill(disk: Path) -> Path:
 
 
 def _agentsweep(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("PREFECT_", "RAY_")) and not k.endswith("_API_KEY")}
-    clean.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", **env)
-    return subprocess.run([str(BIN / "agentsweep"), *args], env=clean, capture_output=True,
-                          text=True, timeout=240, check=False)
+    return agentsweep(home, *args, timeout=240, **env)
 
 
 def test_a_disk_without_room_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gate_fixtures import T0, trial
+from helpers.gate_fixtures import T0, trial
 
 from warehouse.writer import WarehouseWriter
 
