@@ -25,6 +25,8 @@ os.environ.pop("RAY_ADDRESS", None)
 os.environ.pop("PREFECT_API_URL", None)
 # No test reaches a real provider unless run with --live (see pytest_configure).
 os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "0"
+# Tables are laid out for this width, whatever terminal (or none, under pytest-xdist) runs them.
+os.environ["COLUMNS"] = "200"
 
 from pipeline.runtime import hygiene  # noqa: E402
 

@@ -92,7 +92,7 @@ def planned(config: SweepConfig) -> SweepPlan:
 
 def _prepare_local_models(routes: list[ModelRoute], local_ray: bool, say: Say) -> None:
     """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
-    from pipeline import local
+    import pipeline.local as local
     from pipeline.local.server import runtime_installed
 
     try:

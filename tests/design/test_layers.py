@@ -100,3 +100,16 @@ def test_no_any_stands_in_for_our_own_types_on_the_run_path() -> None:
                         and "Any" in ast.unparse(node.annotation):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.arg}")
     assert found == []
+
+
+def test_the_public_face_is_lazy_and_complete() -> None:
+    """``import pipeline`` imports none of its rooms; every name of ``__all__`` resolves."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, pipeline; rooms = sorted(m for m in sys.modules "
+             "if m.startswith('pipeline.')); print(rooms); "
+             "print([n for n in pipeline.__all__ if getattr(pipeline, n, None) is None])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, cwd=REPO)
+    assert done.stdout.splitlines() == ["[]", "[]"], done.stdout + done.stderr
