@@ -1,1 +1,2 @@
-"""Cluster-wide concurrency per provider group (Ray actors)."""
+"""Many trials on Ray: the executor and its warm workers, attempts, retry and the circuit
+breaker, cluster-wide concurrency per provider group, node services, the run lock."""

@@ -6,21 +6,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.sweep.grid import TrialSpec
-
-if TYPE_CHECKING:
-    from pipeline.sweep.config import SweepConfig
 
 NO_KEY = "no-key"
 """The key sent to an OpenAI-compatible ``api_base`` when the environment has none (local
 servers need none; LiteLLM refuses to call without one)."""
 
 
-def models_of(config: SweepConfig) -> list[ModelConfig]:
+def models_of(config: object) -> list[ModelConfig]:
     """``config.models`` (a SweepConfig's) as ModelConfigs, then its user simulator's model
     (its limits, faults and call options apply to its own calls); [] for a config without
     them."""
@@ -31,7 +28,7 @@ def models_of(config: SweepConfig) -> list[ModelConfig]:
     return models
 
 
-def faults_from(config: SweepConfig) -> dict[str, FaultProfile]:
+def faults_from(config: object) -> dict[str, FaultProfile]:
     """Model name -> injected fault profile."""
     return {m.name: m.faults for m in models_of(config) if m.faults is not None}
 

@@ -21,6 +21,7 @@ from pipeline.sweep.grid import (
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
+from pipeline.util.secrets import conceal
 
 
 def new_run_id() -> str:
@@ -114,3 +115,9 @@ def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
 def config_json(config: SweepConfig) -> str:
     """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
     return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
+
+
+def conceal_config(config: SweepConfig) -> SweepConfig:
+    """``config`` (a SweepConfig) with every credential-bearing api_base concealed."""
+    models = [m.model_copy(update={"api_base": conceal(m.api_base)}) for m in config.models]
+    return config.model_copy(update={"models": models})

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.runtime import hygiene
-from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.config import SweepConfig, conceal_config
 from pipeline.sweep.preflight import BadInput, check
 from pipeline.sweep.stages import SweepPlan, plan
-from pipeline.util.secrets import conceal_config
 
 if TYPE_CHECKING:
     from pipeline.models.routes import ModelRoute

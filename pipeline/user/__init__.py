@@ -1,1 +1,1 @@
-"""Pipeline/user."""
+"""The simulated user: a separate model, prompted with a scenario's user instructions."""

@@ -1,1 +1,1 @@
-"""Pipeline/util."""
+"""Small leaves every room may use: hashing, redaction, secrets, the code version."""

@@ -10,12 +10,8 @@ by its environment variable (``api_key_env``), never written as a value.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from pipeline.util.redact import redact
-
-if TYPE_CHECKING:
-    from pipeline.sweep.config import SweepConfig
 
 _real: dict[str, str] = {}
 
@@ -31,12 +27,6 @@ def conceal(url: str | None) -> str | None:
 
 def reveal(url: str) -> str:
     return _real.get(url, url)
-
-
-def conceal_config(config: SweepConfig) -> SweepConfig:
-    """``config`` (a SweepConfig) with every credential-bearing api_base concealed."""
-    models = [m.model_copy(update={"api_base": conceal(m.api_base)}) for m in config.models]
-    return config.model_copy(update={"models": models})
 
 
 def key_from_env(name: str) -> str:
