@@ -95,9 +95,14 @@ def _endpoint(model: ModelConfig) -> str | None:
 
 def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     from pipeline.models.client import litellm_module
+    from pipeline.models.provider_keys import missing_key
 
-    litellm = litellm_module()
     target = model.route.litellm_model if model.route is not None else model.name
+    key = missing_key(target, dict(os.environ)) if api_base is None else None
+    if key is not None:  # refused before LiteLLM's import (seconds)
+        raise PreflightError(f"--model {model.name}: set {key} in the environment (the "
+                             "provider's key; it is never stored or printed)")
+    litellm = litellm_module()
     try:
         litellm.get_llm_provider(target)
     except Exception:  # LiteLLM raises its BadRequestError for an unknown prefix

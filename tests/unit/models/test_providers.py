@@ -15,6 +15,7 @@ from pipeline.errors import ConfigError, InfraError
 from pipeline.models import providers
 from pipeline.models.client import LiteLLMClient, classify, litellm_module
 from pipeline.models.config import ModelConfig
+from pipeline.models.provider_keys import KEYS_OF_PROVIDER, missing_key
 from pipeline.models.providers import (
     ModelProvider,
     provider_for,
@@ -139,3 +140,17 @@ def test_the_trial_path_never_names_a_provider(module: str) -> None:
         named -= {"reference", "reference-http", "pipeline.reference.provider:in_process_provider",
                   "pipeline.reference.provider:http_provider"}
     assert named == set(), f"pipeline/{module} names {sorted(named)}"
+
+
+@pytest.mark.parametrize("provider", sorted(KEYS_OF_PROVIDER))
+def test_the_key_table_agrees_with_litellm(provider: str, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """The key refused before LiteLLM's import is the one LiteLLM itself would ask for."""
+    for key in KEYS_OF_PROVIDER.values():
+        monkeypatch.delenv(key, raising=False)
+    model = f"{provider}/some-model"
+    asked = litellm_module().validate_environment(model=model).get("missing_keys")
+    assert asked == [KEYS_OF_PROVIDER[provider]]
+    assert missing_key(model, {}) == KEYS_OF_PROVIDER[provider]
+    assert missing_key(model, {KEYS_OF_PROVIDER[provider]: "sk-x"}) is None
+    assert missing_key("some-model", {}) is None and missing_key("acme/x", {}) is None
