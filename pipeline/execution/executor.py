@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -35,6 +34,7 @@ from typing import Any
 from pipeline.errors import CONFIG_ERROR
 from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
+from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.concurrency import CallGate, LimiterRef, create_limiters, group_of
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
@@ -98,6 +98,8 @@ class ExecuteOptions:
     """Seed of the retry jitter."""
     on_outage: Callable[[str], None] | None = None
     """Told when a provider group goes down (its trials paused) and when it is back."""
+    clock: Clock = REAL_TIME
+    """The clock of retry backoffs, breaker probes and outage waits (a scaled one for drills)."""
 
 
 @dataclass(frozen=True)
@@ -392,8 +394,9 @@ class _Execution:
         self.max_in_flight = max_in_flight
         self.on_result = on_result
         self.on_attempt = on_attempt
+        self.clock = options.clock
         self.book = RetryBook(options.retry, options.prior_attempts,
-                              rng=random.Random(options.seed))
+                              rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
         size = options.workers or len(cpu_slots(ray))
@@ -407,7 +410,7 @@ class _Execution:
         self.stopped = False
         """A provider refused its configuration: no new trial is started (pipeline.errors)."""
         self.breaker = Breaker(max_outage_s=options.retry.max_outage_s,
-                               on_change=options.on_outage or mark)
+                               on_change=options.on_outage or mark, clock=options.clock.now)
         keep_outages(ctx.run_id, self.breaker.outages)
         self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
         """Trials (and retries) held while their provider group is down."""
@@ -480,10 +483,10 @@ class _Execution:
                  if w is not None]
         wait_s = min(waits) if waits else None
         if not self.in_flight:
-            time.sleep(wait_s or 0.0)
+            self.clock.sleep(wait_s or 0.0)
             return
         refs = list(self.in_flight)
-        ready, rest = self.ray.wait(refs, num_returns=1, timeout=wait_s)
+        ready, rest = self.ray.wait(refs, num_returns=1, timeout=self.clock.wall(wait_s))
         if ready and rest:
             more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more

@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
 from pipeline.execution.attempts import Attempt
+from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.models.routes import ModelRoute
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
@@ -155,7 +156,8 @@ class BatchSink:
 
 def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
                  on_trial: Callable[[TrialResult], None] | None = None,
-                 log: Callable[[str], None] | None = None) -> dict[str, int]:
+                 log: Callable[[str], None] | None = None,
+                 clock: Clock = REAL_TIME) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
     final statuses. Limits, faults and api_base come from ``config.models``; ``log`` gets
     progress lines (trials done, failed, incomplete, ETA)."""
@@ -179,13 +181,13 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     with progress:
         mark("connecting to Ray" if config.ray_address else "starting a local Ray")
         with ray_session(config.ray_address) as ray:
-            _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan)
+            _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan, clock)
     return sink.statuses
 
 
 def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], specs: Any,
                 ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
-                sweep_plan: SweepPlan) -> None:
+                sweep_plan: SweepPlan, clock: Clock) -> None:
     from pipeline.execution.attempts import attempt_counts
     from pipeline.execution.concurrency import limits_from
     from pipeline.execution.executor import ExecuteOptions, execute
@@ -198,7 +200,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], sp
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config), faults=faults_from(config),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
-            endpoints=endpoints, on_outage=_say_outage)
+            endpoints=endpoints, on_outage=_say_outage, clock=clock)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)

@@ -14,6 +14,7 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.execution.breaker import Breaker
+from pipeline.execution.clock import Clock as ExecutorClock
 from pipeline.execution.retry import RetryPolicy
 from pipeline.reference.reference import SCRIPT_KEY, golden_script
 from pipeline.reference.server import RequestError, _Handler, start_server
@@ -63,8 +64,12 @@ def test_the_breaker_opens_probes_with_backoff_and_closes() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("speed", [1.0, 30.0], ids=["real-time", "simulated-30x"])
 def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
-        ray_local: Any, tmp_path: Path) -> None:
+        ray_local: Any, tmp_path: Path, speed: float) -> None:
+    """The same drill on the wall clock and on the executor's clock scaled 30x (the outage,
+    retry backoffs and probes in simulated time): the decisions are the same."""
+    clock = ExecutorClock(speed=speed)
     server = start_server(port=0)
     port = server.server.port
     root = tmp_path / "warehouse"
@@ -84,13 +89,16 @@ def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
         while sum(server.counts.values()) < 20 and time.monotonic() < deadline:
             time.sleep(0.02)  # mid-sweep: some trials done, most still to come
         server.stop()
-        time.sleep(30.0)
+        stopped_at = (clock.now(), time.monotonic())
+        clock.sleep(30.0)
         server = start_server(port=port)
+        window.extend([clock.now() - stopped_at[0], time.monotonic() - stopped_at[1]])
 
+    window: list[float] = []  # the outage on the executor's clock, then on the wall
     cutter = threading.Thread(target=outage, daemon=True)
     cutter.start()
     try:
-        statuses = execute_plan(config, replace(base, pending=pending))
+        statuses = execute_plan(config, replace(base, pending=pending), clock=clock)
     finally:
         cutter.join()
         server.stop()
@@ -100,6 +108,10 @@ def test_a_30_second_outage_mid_sweep_ends_with_every_trial_complete(
                                      "'incomplete') from attempts").rows[0]
     assert failed >= 3  # the outage was seen...
     assert attempts - trials == failed <= 4 + 3 + 12  # ...and cost in-flight + probes, no more
+    drill_s, wall_s = window
+    assert drill_s >= 30.0
+    if speed > 1:
+        assert wall_s < 5.0  # simulated: the 30 s outage passed in about a second of wall
 
 
 class _FirstCallOnlyHandler(_Handler):
