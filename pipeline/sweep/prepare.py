@@ -57,18 +57,22 @@ class PreparedSweep:
 
 def prepare(config: SweepConfig, *, append: bool = False, say: Say = lambda _: None
             ) -> PreparedSweep:
-    """Every rule of a sweep before its first trial; ``BadInput`` names the mistake."""
+    """Every rule of a sweep before its first trial; ``BadInput`` names the mistake. A sweep
+    with nothing left to run (a finished ``--resume``) attaches to nothing and fetches no
+    weights: there is nothing to start."""
     routes = check(config, append)
-    from pipeline.runtime import stack
+    sweep_plan = plan(config)  # trial ids hash no endpoint: the same plan once concealed
+    attached = None
+    if sweep_plan.pending:
+        from pipeline.runtime import stack
 
-    attached = None if config.ray_address else stack.attach()
-    if attached is not None:
-        config = config.model_copy(update={"ray_address": attached.ray_address})
-    _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
-                          say=say)
-    hygiene.prepare_prefect_home()
-    concealed: SweepConfig = conceal_config(config)
-    sweep_plan = plan(concealed)
+        attached = None if config.ray_address else stack.attach()
+        if attached is not None:
+            config = config.model_copy(update={"ray_address": attached.ray_address})
+        _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
+                              say=say)
+        hygiene.prepare_prefect_home()
+    concealed = conceal_config(config)
     _PLANNED[concealed.run_id] = sweep_plan
     return PreparedSweep(concealed, tuple(routes), sweep_plan, attached, append)
 
