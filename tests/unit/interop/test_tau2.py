@@ -554,3 +554,26 @@ def test_the_export_refuses_what_tau2_cannot_hold_naming_the_run_and_scenario(
     with pytest.raises(ValueError, match=r"suite 'retail', scenario '(0|105)': not in the "
                                          r"catalog"):
         export_run(root, "tau2-two", Selection(model="reference/golden"), ScenarioIndex([]))
+
+
+def test_tau2_info_takes_the_simulator_from_the_recorded_grid_and_repeat_0s_seed() -> None:
+    from datetime import UTC, datetime
+
+    from pipeline.interop.tau2_info import tau2_info
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [{"model": "openai/x", "prompt_id": "tau2_retail/default", "memory_mode": "chat",
+             "user_model": "local/default", "repeat": r, "seed": 7 + r, "code_version": "v1",
+             "generation_params": json.dumps({"temperature": 0.2, "seed": 7 + r}),
+             "started_at": now} for r in (1, 0)]
+    config = {"user_model": {"name": "local/default", "temperature": 0.5, "seed": 3}}
+    run = {"repeats": 2, "config_json": json.dumps(config), "started_at": now}
+    info = tau2_info(rows, run, "the policy", "retail")
+    assert info["user_info"] == {"implementation": "agentsweep/user_simulator",
+                                 "llm": "local/default",
+                                 "llm_args": {"temperature": 0.5, "seed": 3}}
+    assert info["agent_info"]["llm_args"] == {"temperature": 0.2}
+    assert (info["seed"], info["num_trials"], info["git_commit"]) == (7, 2, "v1")
+    rows[0]["seed"] = 99  # the repeats disagree on repeat 0's seed: unknown, not guessed
+    assert tau2_info(rows, None, "p", "retail")["seed"] is None
+    assert tau2_info(rows, None, "p", "retail")["user_info"]["llm_args"] is None
