@@ -139,6 +139,10 @@ class Selection(NamedTuple):
     def keeps(self, row: Mapping[str, Any]) -> bool:
         return all(wanted is None or row[name] == wanted for name, wanted in self._asdict().items())
 
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {wanted!r}" for name, wanted in self._asdict().items()
+                         if wanted is not None)
+
 
 def _one_configuration(run_id: str, trials: list[dict[str, Any]]) -> None:
     found = sorted({configuration(t) for t in trials})
@@ -179,7 +183,7 @@ def export_run(root: Path, run_id: str, select: Selection = ALL,
     trials = [t for t in _dicts(root, "run_trials", run_id) if select.keeps(t)]
     if not trials:
         raise ValueError(f"run {run_id!r} has no trials" + (
-            "" if select == ALL else f" of {select}"))
+            "" if select == ALL else f" with {select}"))
     _one_configuration(run_id, trials)
     tasks = tau2_tasks(trials, index or ScenarioIndex())
     by_trial: dict[str, list[dict[str, Any]]] = {}
