@@ -40,23 +40,32 @@ def export_tau2(
     run_id: Annotated[str, typer.Option("--run-id", help="The run to export.")],
     out: Annotated[Path | None, typer.Option("--out", help="Write here (default: stdout).")
                    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Only this model's trials.")
+                     ] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Only this prompt id's "
+                                               "trials (e.g. tau2_retail/default).")] = None,
+    memory_mode: Annotated[str | None, typer.Option("--memory-mode", help="Only this memory "
+                                                    "mode's trials.")] = None,
 ) -> None:
-    """A run's trajectories in tau2-bench's message format (docs/tau2.md)."""
+    """A run's trials as a tau2-bench results file, for `tau2 evaluate-trajs` (docs/tau2.md)."""
     import json
 
-    from pipeline.interop.tau2_export import export_run
+    from pipeline.interop.tau2_export import Selection, export_run
     from pipeline.runtime import hygiene
     from warehouse.atomic import write_text
 
     try:
-        exported = export_run(hygiene.warehouse_root(), run_id)
+        exported = export_run(hygiene.warehouse_root(), run_id,
+                              Selection(model, prompt, memory_mode))
     except ValueError as exc:
-        make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False)
+        make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False,
+                                        soft_wrap=True)
         raise typer.Exit(ExitCode.BAD_INPUT) from None
     text = json.dumps(exported, ensure_ascii=False, indent=1)
     if out is None:
         typer.echo(text)
     else:
         write_text(out, text + "\n")
-        make_console().print(f"{len(exported['simulations'])} simulation(s) -> {out}",
+        make_console().print(f"{len(exported['simulations'])} simulation(s), "
+                             f"{len(exported['tasks'])} task(s) -> {out}",
                              markup=False, highlight=False)

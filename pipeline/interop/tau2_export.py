@@ -17,6 +17,12 @@ gate blocked keeps its arguments under ``NOT_EXECUTED`` and a call whose argumen
 JSON object (our sandbox refused it; tau2's own agent cannot even record it) keeps the raw
 text under ``UNPARSED``. Both make tau2's replay raise (an unexpected keyword argument), a
 no-op, as the call was in our run. A missing call id is exported as ``""``.
+
+The file is a complete tau2 results file (tau2's ``Results``): ``timestamp`` (the run's start),
+``info`` (pipeline.interop.tau2_info), ``tasks`` (pipeline.interop.tau2_tasks) and
+``simulations``, so ``tau2 evaluate-trajs FILE`` reads it; ``source`` (ours, ignored by tau2)
+names the run and our own limits. tau2's ``info`` describes one agent configuration, so a run
+of several (model x prompt x memory mode x user model x params) is exported one at a time.
 """
 
 from __future__ import annotations
@@ -24,14 +30,28 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypedDict
 
+from pipeline.catalog import load_domain
+from pipeline.interop.tau2_info import Info, configuration, our_limits, started, tau2_info
+from pipeline.interop.tau2_tasks import tau2_domain, tau2_tasks
+from pipeline.stored.trials import ScenarioIndex
 from pipeline.trace import BLOCKED
 from warehouse.query import run_named
 
 ERROR_PREFIX = "Error: "
 NOT_EXECUTED = "agentsweep_blocked_arguments"
 UNPARSED = "agentsweep_unparsed_arguments"
+
+
+class Tau2Results(TypedDict):
+    """tau2's ``Results`` as we write it (``source`` is ours; tau2's loader ignores it)."""
+
+    timestamp: str
+    info: Info
+    tasks: list[dict[str, Any]]
+    simulations: list[dict[str, Any]]
+    source: dict[str, Any]
 
 
 def termination_reason(trial: Mapping[str, Any]) -> str:
@@ -104,21 +124,77 @@ def _dicts(root: Path, name: str, run_id: str) -> list[dict[str, Any]]:
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
-def export_run(root: Path, run_id: str) -> dict[str, Any]:
-    """The run's final trials as tau2 simulations (ValueError: no such run)."""
-    trials = _dicts(root, "run_trials", run_id)
+def _run(root: Path, run_id: str) -> dict[str, Any] | None:
+    result = run_named(root, "tau2_run", {"run_id": run_id})
+    return dict(zip(result.columns, result.rows[0], strict=True)) if result.rows else None
+
+
+class Selection(NamedTuple):
+    """Which of a run's agent configurations to export (None: any)."""
+
+    model: str | None = None
+    prompt_id: str | None = None
+    memory_mode: str | None = None
+
+    def keeps(self, row: Mapping[str, Any]) -> bool:
+        return all(wanted is None or row[name] == wanted for name, wanted in self._asdict().items())
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {wanted!r}" for name, wanted in self._asdict().items()
+                         if wanted is not None)
+
+
+def _one_configuration(run_id: str, trials: list[dict[str, Any]]) -> None:
+    found = sorted({configuration(t) for t in trials})
+    if len(found) > 1:
+        listed = "; ".join(" ".join(c[:3]) + (f" user {c[3]}" if c[3] != "None" else "") +
+                           f" {c[4]}" for c in found)
+        raise ValueError(f"run {run_id!r} holds {len(found)} agent configurations ({listed}); "
+                         "a tau2 results file holds one: choose with --model, --prompt, "
+                         "--memory-mode")
+
+
+def _policy(row: Mapping[str, Any]) -> str:
+    """The system prompt the trial ran with, read from its domain (ValueError: changed)."""
+    prompt = load_domain(str(row["domain"])).prompt(str(row["prompt_id"]).rsplit("/", 1)[-1])
+    if prompt.sha256 != row["prompt_sha256"]:
+        raise ValueError(f"prompt {row['prompt_id']}: changed since the run (sha256 "
+                         f"{str(row['prompt_sha256'])[:12]} then, {prompt.sha256[:12]} now)")
+    return prompt.text
+
+
+def simulation(trial: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": trial["trial_id"], "task_id": trial["scenario_id"], "trial": trial["repeat"],
+        "start_time": trial["started_at"].isoformat(),
+        "end_time": trial["finished_at"].isoformat(), "duration": trial["latency_ms"] / 1000,
+        "termination_reason": termination_reason(trial), "agent_cost": trial["cost_usd"],
+        "user_cost": trial.get("user_cost_usd"), "messages": messages(events)}
+
+
+ALL = Selection()
+
+
+def export_run(root: Path, run_id: str, select: Selection = ALL,
+               index: ScenarioIndex | None = None) -> Tau2Results:
+    """The run's final trials of one agent configuration as a tau2 results file; ``index``:
+    where their scenarios are (default: every suite of the catalog roots). ValueError: no
+    such run or trials, several configurations, a scenario or prompt missing or changed."""
+    trials = [t for t in _dicts(root, "run_trials", run_id) if select.keeps(t)]
     if not trials:
-        raise ValueError(f"run {run_id!r} has no trials")
-    events = _dicts(root, "run_events", run_id)
+        raise ValueError(f"run {run_id!r} has no trials" + (
+            "" if select == ALL else f" with {select}"))
+    _one_configuration(run_id, trials)
+    tasks = tau2_tasks(trials, index or ScenarioIndex())
     by_trial: dict[str, list[dict[str, Any]]] = {}
-    for event in events:
+    for event in _dicts(root, "run_events", run_id):
         by_trial.setdefault(str(event["trial_id"]), []).append(event)
-    simulations = [{
-        "id": t["trial_id"], "task_id": t["scenario_id"], "trial": t["repeat"],
-        "start_time": t["started_at"].isoformat(), "end_time": t["finished_at"].isoformat(),
-        "duration": t["latency_ms"] / 1000, "termination_reason": termination_reason(t),
-        "agent_cost": t["cost_usd"], "user_cost": t.get("user_cost_usd"),
-        "messages": messages(by_trial.get(str(t["trial_id"]), [])),
-    } for t in trials]
-    return {"source": {"run_id": run_id, "exported_by": "agentsweep export tau2"},
-            "simulations": simulations}
+    run = _run(root, run_id)
+    return {
+        "timestamp": started(trials, run),
+        "info": tau2_info(trials, run, _policy(trials[0]), tau2_domain(tasks)),
+        "tasks": tasks,
+        "simulations": [simulation(t, by_trial.get(str(t["trial_id"]), [])) for t in trials],
+        "source": {"run_id": run_id, "exported_by": "agentsweep export tau2",
+                   **our_limits(run)},
+    }

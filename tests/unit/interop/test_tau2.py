@@ -357,20 +357,42 @@ def test_the_expected_phase_lands_small_and_rescoring_gives_the_same_verdicts(
         root, reward, {"r": "tau2-again"}).rows != []
 
 
-def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
-        tmp_path: Path) -> None:
-    from pipeline.interop.tau2_export import export_run
+SCHEMA = Path(__file__).with_name("tau2_results.schema.json")
+"""tau2's ``Results`` as JSON Schema, generated at tau2 a2c0247 (tau2_results.schema.NOTICE.md)."""
+
+
+def _golden_warehouse(root: Path, run_id: str, models: tuple[str, ...] = ("reference/golden",),
+                      ) -> None:
+    """A run of ``models`` on tasks 0 and 105 (chat mode, one repeat) in ``root``."""
     from pipeline.trial.run import tables_of
     from warehouse.writer import WarehouseWriter
 
-    suite = loaded_suite(SUITE)
-    ctx = RunContext("tau2-export", "test")
+    ctx = RunContext(run_id, "test")
     results = [run_trial(spec, ctx) for spec in expand(
-        [suite], [ModelConfig("reference/golden")], ["default"], ["chat"], repeats=1)
-        if spec.scenario.id in ("0", "105")]
-    root = tmp_path / "warehouse"
-    WarehouseWriter(root, "tau2-export").write_batch(tables_of(results))
-    exported = export_run(root, "tau2-export")
+        [loaded_suite(SUITE)], [ModelConfig(m) for m in models], ["default"], ["chat"],
+        repeats=1) if spec.scenario.id in ("0", "105")]
+    WarehouseWriter(root, run_id).write_batch(tables_of(results))
+
+
+@pytest.fixture(scope="module")
+def golden_export_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tau2-export") / "warehouse"
+    _golden_warehouse(root, "tau2-export")
+    return root
+
+
+def _index() -> Any:
+    from pipeline.stored.trials import ScenarioIndex
+
+    return ScenarioIndex([loaded_suite(SUITE)])
+
+
+def test_the_tau2_export_holds_every_call_and_answer_in_their_message_format(
+        golden_export_root: Path) -> None:
+    from pipeline.interop.tau2_export import ALL, export_run
+
+    suite = loaded_suite(SUITE)
+    exported = export_run(golden_export_root, "tau2-export", ALL, _index())
     simulations = {s["task_id"]: s for s in exported["simulations"]}
     assert set(simulations) == {"0", "105"}
     assert {s["termination_reason"] for s in simulations.values()} == {"user_stop"}
@@ -429,3 +451,129 @@ def test_the_tau2_export_keeps_calls_that_never_ran_from_running_in_tau2s_replay
     assert out[2]["content"] == f"Error: {BLOCKED}permissions.x is False"
     assert messages([*events[:2], old])[1]["tool_calls"][0]["arguments"] == {
         NOT_EXECUTED: address}
+
+
+# --- the export is a tau2 results file --------------------------------------------------------
+
+def _validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text("utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_export_is_a_results_file_tau2s_schema_accepts_and_needs_info_and_tasks(
+        golden_export_root: Path) -> None:
+    """tau2's ``Results`` (frozen JSON Schema of their pydantic model): ``tau2 evaluate-trajs``
+    loads the export; without ``info`` (or ``tasks``) their loader refuses it."""
+    from pipeline.interop.tau2_export import ALL, export_run
+
+    exported = json.loads(json.dumps(export_run(golden_export_root, "tau2-export", ALL,
+                                                 _index())))  # as the file holds it
+    validator = _validator()
+    assert list(validator.iter_errors(exported)) == []
+    for required in ("info", "tasks"):
+        cut = {k: v for k, v in exported.items() if k != required}
+        assert [e.message for e in validator.iter_errors(cut)] == [
+            f"'{required}' is a required property"]
+    broken = copy.deepcopy(exported)
+    del broken["info"]["environment_info"]["domain_name"]
+    assert not validator.is_valid(broken)
+
+
+def test_the_export_says_what_ran_and_carries_the_tasks_as_tau2_wrote_them(
+        golden_export_root: Path) -> None:
+    from pipeline.interop.tau2_export import ALL, export_run
+    from pipeline.interop.tau2_info import NO_LIMIT
+
+    exported = export_run(golden_export_root, "tau2-export", ALL, _index())
+    source = {t["id"]: t for t in _tasks()} if (SOURCE / "tasks.json").is_file() else None
+    scenarios = {s.scenario.id: s.scenario for s in loaded_suite(SUITE).scenarios}
+    assert sorted(t["id"] for t in exported["tasks"]) == ["0", "105"]  # each task once
+    for task in exported["tasks"]:
+        imported = scenarios[task["id"]].imported_from
+        assert imported is not None and task == imported.task
+        if source is not None:
+            assert task == source[task["id"]]  # tau2's own task, byte for byte as JSON
+    assert {s["task_id"] for s in exported["simulations"]} == {"0", "105"}
+    info = exported["info"]
+    assert info["agent_info"] == {"implementation": "agentsweep/chat", "llm": "reference/golden",
+                                  "llm_args": {"temperature": 0.0}}
+    assert info["user_info"] == {"implementation": "agentsweep/fixed_turns", "llm": None,
+                                 "llm_args": None}
+    assert info["environment_info"] == {
+        "domain_name": "retail", "policy": (DOMAIN / "prompts" / "default.md").read_text("utf-8")}
+    assert (info["num_trials"], info["seed"]) == (1, None)  # no runs row: the trials' repeats
+    assert (info["max_steps"], info["max_errors"]) == (NO_LIMIT, NO_LIMIT)
+    assert info["git_commit"] == "test"  # the code_version the trials recorded
+    assert exported["source"]["tau2_info_without_counterpart"] == ["max_steps", "max_errors"]
+
+
+def test_the_export_reads_the_runs_recorded_repeats_and_user_simulator(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from pipeline.interop.tau2_export import ALL, export_run
+    from pipeline.sweep.config import SweepConfig, config_json
+    from warehouse.rows import RunRow
+    from warehouse.writer import WarehouseWriter
+
+    root = tmp_path / "warehouse"
+    _golden_warehouse(root, "tau2-run")
+    config = SweepConfig(warehouse=root, repeats=4, step_limit=12, user_max_turns=10,
+                         user_model={"name": "local/default", "temperature": 0.5, "seed": 7})
+    begun = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    WarehouseWriter(root, "tau2-run").write_batch({"runs": [RunRow(
+        run_id="tau2-run", invocation_id="i1", started_at=begun, finished_at=begun,
+        code_version="x", suite_ids=["retail"], suite_sha256s=["s"], models=["m"],
+        memory_modes=["chat"], repeats=4, grid_size=2, trials_run=2, ray_address=None,
+        argv="run", config_json=config_json(config)).as_dict()]})
+    exported = export_run(root, "tau2-run", ALL, _index())
+    assert exported["info"]["num_trials"] == 4 and exported["timestamp"] == begun.isoformat()
+    assert exported["source"]["step_limit"] == 12 and exported["source"]["user_max_turns"] == 10
+    # the trials themselves played fixed turns: the recorded user model is not theirs
+    assert exported["info"]["user_info"]["llm"] is None
+
+
+def test_the_export_refuses_what_tau2_cannot_hold_naming_the_run_and_scenario(
+        tmp_path: Path) -> None:
+    from pipeline.interop.tau2_export import ALL, Selection, export_run
+    from pipeline.stored.trials import ScenarioIndex
+
+    root = tmp_path / "warehouse"
+    _golden_warehouse(root, "tau2-two", ("reference/golden", "reference/mutant-stray-write"))
+    with pytest.raises(ValueError, match=r"run 'tau2-two' holds 2 agent configurations \("
+                                         r"reference/golden tau2_retail/default chat .*--model"):
+        export_run(root, "tau2-two", ALL, _index())
+    one = export_run(root, "tau2-two", Selection(model="reference/mutant-stray-write"),
+                     _index())
+    assert {s["task_id"] for s in one["simulations"]} == {"0", "105"}
+    assert one["info"]["agent_info"]["llm"] == "reference/mutant-stray-write"
+    with pytest.raises(ValueError, match=r"^run 'tau2-two' has no trials with model 'nope'$"):
+        export_run(root, "tau2-two", Selection(model="nope"), _index())
+    with pytest.raises(ValueError, match=r"suite 'retail', scenario '(0|105)': not in the "
+                                         r"catalog"):
+        export_run(root, "tau2-two", Selection(model="reference/golden"), ScenarioIndex([]))
+
+
+def test_tau2_info_takes_the_simulator_from_the_recorded_grid_and_repeat_0s_seed() -> None:
+    from datetime import UTC, datetime
+
+    from pipeline.interop.tau2_info import tau2_info
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [{"model": "openai/x", "prompt_id": "tau2_retail/default", "memory_mode": "chat",
+             "user_model": "local/default", "repeat": r, "seed": 7 + r, "code_version": "v1",
+             "generation_params": json.dumps({"temperature": 0.2, "seed": 7 + r}),
+             "started_at": now} for r in (1, 0)]
+    config = {"user_model": {"name": "local/default", "temperature": 0.5, "seed": 3}}
+    run = {"repeats": 2, "config_json": json.dumps(config), "started_at": now}
+    info = tau2_info(rows, run, "the policy", "retail")
+    assert info["user_info"] == {"implementation": "agentsweep/user_simulator",
+                                 "llm": "local/default",
+                                 "llm_args": {"temperature": 0.5, "seed": 3}}
+    assert info["agent_info"]["llm_args"] == {"temperature": 0.2}
+    assert (info["seed"], info["num_trials"], info["git_commit"]) == (7, 2, "v1")
+    rows[0]["seed"] = 99  # the repeats disagree on repeat 0's seed: unknown, not guessed
+    assert tau2_info(rows, None, "p", "retail")["seed"] is None
+    assert tau2_info(rows, None, "p", "retail")["user_info"]["llm_args"] is None
