@@ -13,6 +13,7 @@ from pipeline.cli.interop import app as import_app
 from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
+from pipeline.cli.outputs import Force, checked_output
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -81,6 +82,7 @@ def run(
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="Write the run's JUnit XML here (one testcase per scenario x model x "
         "prompt x memory mode).")] = None,
+    force: Force = False,
     user_model: Annotated[str | None, typer.Option(
         "--user-model", help="The user simulator's model (any model name) for scenarios with a "
         "simulated user; without it their fixed turns are played.")] = None,
@@ -91,6 +93,7 @@ def run(
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.cli.run import RunOptions, Terminal, main
 
+    checked_output(junit, "--junit", force)
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
@@ -131,6 +134,7 @@ def compare(
     seed: BootstrapSeed = 7,
     resamples: BootstrapResamples = 5000,
     confidence: BootstrapConfidence = 0.9,
+    force: Force = False,
 ) -> None:
     """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
     the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
@@ -138,6 +142,7 @@ def compare(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, fail_on_new_regression, tuple(catalog or []))
     code = compare_main(hygiene.warehouse_root(), options, console, err_console)
@@ -159,6 +164,7 @@ def gate(
     seed: BootstrapSeed = 7,
     resamples: BootstrapResamples = 5000,
     confidence: BootstrapConfidence = 0.9,
+    force: Force = False,
 ) -> None:
     """The admission rule: exit 0 admit, 1 block, 2 bad input, 3 incomplete; every reason
     that applies is listed."""
@@ -166,6 +172,7 @@ def gate(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, catalogs=tuple(catalog or []))
     code = gate_main(hygiene.warehouse_root(), options, console, err_console)
@@ -267,6 +274,7 @@ def sql(
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write the result to this file instead (.csv, .json or .parquet).")
     ] = None,
+    force: Force = False,
 ) -> None:
     """Run read-only DuckDB SQL over the warehouse and print (or --output) the result."""
     import duckdb
@@ -277,6 +285,7 @@ def sql(
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
     if output is not None and output.suffix not in (".csv", ".json", ".parquet"):
         _fail(f"--output: {output}: the name must end in .csv, .json or .parquet")
+    checked_output(output, "--output", force)
     try:
         result = run_user_sql(hygiene.warehouse_root(), query)
     except ReadOnlyViolation as exc:
@@ -317,6 +326,7 @@ def report(
         min=0, help="html: trials that did not pass embedded whole, at most.")] = 500,
     passed_sample: Annotated[int, typer.Option(
         min=0, help="html: passed trials embedded whole (a sample).")] = 50,
+    force: Force = False,
 ) -> None:
     """Print a named report (a .sql file in warehouse/sql/) for one run; `html` writes one
     self-contained HTML file (-o) of the run, or with --baseline of the comparison."""
@@ -325,6 +335,7 @@ def report(
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
     if name == "html":
+        checked_output(output, "-o", force)
         _report_html(run_id, output, baseline, config, review, catalog or [],
                      max_failed_traces, passed_sample)
         return
@@ -710,6 +721,7 @@ def checks_export(
     output: Annotated[Path, typer.Option("-o", "--output", help="JSONL file to write.")],
     labels: Annotated[list[Path] | None, typer.Option(
         "--labels", help="Export only the trials these labels name.")] = None,
+    force: Force = False,
 ) -> None:
     """Write a run's final trials (row, events, recorded checks) as JSONL, to keep beside
     their labels: `checks calibrate --traces` reads it without the warehouse."""
@@ -718,6 +730,7 @@ def checks_export(
     from pipeline.stored.trials import stored_trials
     from warehouse.atomic import write_text
 
+    checked_output(output, "-o", force)
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None
     except CatalogError as exc:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline.cli.outputs import Force, checked_output
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 
@@ -40,6 +41,7 @@ def export_tau2(
     run_id: Annotated[str, typer.Option("--run-id", help="The run to export.")],
     out: Annotated[Path | None, typer.Option("--out", help="Write here (default: stdout).")
                    ] = None,
+    force: Force = False,
 ) -> None:
     """A run's trajectories in tau2-bench's message format (docs/tau2.md)."""
     import json
@@ -48,6 +50,7 @@ def export_tau2(
     from pipeline.runtime import hygiene
     from warehouse.atomic import write_text
 
+    checked_output(out, "--out", force)
     try:
         exported = export_run(hygiene.warehouse_root(), run_id)
     except ValueError as exc:
