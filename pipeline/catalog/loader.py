@@ -24,6 +24,7 @@ from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.catalog.state_paths import has_path
 from pipeline.util.hashing import sha256_json
+from pipeline.util.untrusted import jsonl_lines
 
 SuiteKind = Literal["scenarios", "cases", "conditions"]
 
@@ -107,7 +108,7 @@ def load_suite(path: Path) -> Suite:
     scenarios: list[LoadedScenario] = []
     ids: dict[str, int] = {}
     kind: SuiteKind | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         raw = _json_line(path, number, line)
