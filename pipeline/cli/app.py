@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.console import RenderableType
 from rich.table import Table
 
 from pipeline.cli.interop import app as import_app
@@ -14,6 +15,7 @@ from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.tables import cell as text_cell
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -514,12 +516,11 @@ def _print_mutation_cells(cells: list[Any]) -> int:
         table.add_column(model.removeprefix("reference/"), overflow="fold")
     by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
     for scenario_id, mode in sorted({(c.scenario_id, c.mode) for c in cells}):
-        row = []
+        row: list[RenderableType] = []
         for model in models:
             cell = by_key[(scenario_id, mode, model)]
-            style = "green" if cell.ok else "bold red"
-            row.append(f"[{style}]{cell.label()}[/]")
-        table.add_row(f"{scenario_id} / {mode}", *row)
+            row.append(text_cell(cell.label(), "green" if cell.ok else "bold red"))
+        table.add_row(text_cell(f"{scenario_id} / {mode}"), *row)
     console.print(table)
     bad = [c for c in cells if not c.ok]
     console.print(f"{len(cells)} cells, {len(bad)} wrong")
@@ -578,10 +579,10 @@ def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
                     (agent, condition, mode)]
             bad = [c for c in mine if not c.ok]
             decision = next((c.actual for c in mine if c.column == "decision"), "?")
-            row.append(f"[green]{decision}[/]" if not bad else
-                       "[bold red]" + "; ".join(f"{c.column}: {c.actual} (expected {c.expected})"
-                                                for c in bad) + "[/]")
-        table.add_row(f"{condition} / {mode}", *row)
+            row.append(text_cell(decision, "green") if not bad else text_cell(
+                "; ".join(f"{c.column}: {c.actual} (expected {c.expected})" for c in bad),
+                "bold red"))
+        table.add_row(text_cell(f"{condition} / {mode}"), *row)
     console.print(table)
     wrong = [c for c in checks if not c.ok]
     console.print(f"{len(checks)} map cells, {len(wrong)} wrong")
@@ -627,6 +628,7 @@ def show(
     from pipeline.cli.judge import judgment_lines
     from pipeline.cli.show import render
     from pipeline.stored.trials import stored_trials
+    from pipeline.util.untrusted import visible
     from warehouse.query import run_named
 
     root = hygiene.warehouse_root()
@@ -638,11 +640,11 @@ def show(
               + ("; add --run-id or a longer id" if found else ""))
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
-    sys.stdout.write(render(trial) + "\n")
+    sys.stdout.write(visible(render(trial)) + "\n")
     judged = judgment_lines(root, run, full_id)
     if judged:  # a separate signal: never part of the verdict above
         sys.stdout.write("\njudges (a separate signal; passed is the checks'):\n"
-                         + "\n".join(judged) + "\n")
+                         + visible("\n".join(judged)) + "\n")
 
 
 @warehouse_app.command(name="check")
@@ -696,12 +698,13 @@ def _print_calibration(result: Any) -> None:
         kinds = result.by_kind.get(source, {})
         for kind in sorted(kinds):
             tally = kinds[kind]
-            table.add_row(source, kind, str(tally.labelled), str(tally.agree),
+            table.add_row(source, text_cell(kind), str(tally.labelled), str(tally.agree),
                           f"{tally.agreement:.0%}", str(tally.false_alarms), str(tally.misses))
         total = result.total(source)
         if total.labelled:
-            table.add_row(f"[bold]{source}[/]", "[bold]all[/]", str(total.labelled),
-                          str(total.agree), f"[bold]{total.agreement:.1%}[/]",
+            table.add_row(text_cell(source, "bold"), text_cell("all", "bold"),
+                          str(total.labelled), str(total.agree),
+                          text_cell(f"{total.agreement:.1%}", "bold"),
                           str(total.false_alarms), str(total.misses))
     console.print(table)
     for item in result.disagreements:

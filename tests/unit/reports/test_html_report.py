@@ -389,3 +389,19 @@ def test_signals_are_listed_but_not_counted_among_the_failed_checks(
     assert "FAIL action (a signal: not counted in passed)" in listed
     assert "ok said_vs_done (a signal: not counted in passed)" in listed
     assert browser.errors == []
+
+
+def test_bidi_and_zero_width_characters_are_visible_on_the_page_and_in_the_viewer() -> None:
+    import re
+
+    from reports.html.markup import _HIDDEN, Escaper
+
+    assert Escaper(str)("pay\u202eexe.pdf\u200b<b>") == (
+        "pay&lt;U+202E&gt;exe.pdf&lt;U+200B&gt;&lt;b&gt;")
+    script = (Path(__file__).resolve().parents[3] / "reports" / "html" / "assets"
+              / "report.js").read_text("utf-8")
+    (js_class,) = re.findall(r"var HIDDEN = /\[(.*?)\]/g;", script)
+    as_python = re.sub(r"\\u([0-9A-F]{4})", lambda m: chr(int(m.group(1), 16)), js_class)
+    assert {chr(c) for c in range(0x3000) if re.fullmatch(f"[{as_python}]", chr(c))} == {
+        chr(c) for c in range(0x3000) if _HIDDEN.fullmatch(chr(c))}  # one rule, two places
+    assert "node.textContent = visible(text)" in script

@@ -143,3 +143,25 @@ def test_every_export_refuses_our_data_and_an_existing_file(
         assert "error: " in result.output and str(target) in result.output
     assert _fingerprint(home / "warehouse") == before
     assert kept.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("value", ["[/x]", "[link=https://evil.example]click[/link]",
+                                   "[bold red]alarm[/bold red]", ":warning: [/]"])
+def test_stored_text_is_never_markup_in_a_table(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                value: str) -> None:
+    quoted = value.replace("'", "''")
+    result = _sql(home, monkeypatch, f"select '{quoted}' as v, '{quoted}' as \"{quoted}\"")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    shown = result.output  # type: ignore[attr-defined]
+    assert shown.count(value) == 3  # the two cells and the header, as written
+    assert "\x1b]8;" not in shown  # no terminal hyperlink
+
+
+def test_a_bidi_override_in_a_table_is_shown_as_a_visible_escape(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _sql(home, monkeypatch,
+                  "select 'invoice' || chr(8238) || 'fdp.exe' || chr(8203) as v")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    shown = result.output  # type: ignore[attr-defined]
+    assert "invoice<U+202E>fdp.exe<U+200B>" in shown
+    assert "\u202e" not in shown and "\u200b" not in shown
