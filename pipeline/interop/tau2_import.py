@@ -24,7 +24,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -34,7 +33,7 @@ from typing import Any
 
 from pipeline.interop.tau2_tasks import ImportFailed as ImportFailed
 from pipeline.interop.tau2_tasks import check_size, check_tasks
-from warehouse.atomic import atomic_path
+from warehouse.atomic import atomic_path, swap_folder
 
 BENCHMARK = "tau2-bench"
 SOURCE_COMMIT = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
@@ -274,7 +273,7 @@ def import_tau2(source: Path, out: Path) -> ImportReport:
         staged = work / out.name
         shutil.copytree(out, staged, symlinks=True)
         report = _generate(source, staged, tasks, db)
-        _swap(staged, out, work)
+        swap_folder(staged, out, work / ".previous")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return report
@@ -305,14 +304,3 @@ def _generate(source: Path, out: Path, tasks: list[dict[str, Any]],
         _write(out / name, data)
     return ImportReport(len(tasks), actions, tuple(files))
 
-
-def _swap(staged: Path, out: Path, work: Path) -> None:
-    """``staged`` in the place of ``out``; the old folder is moved into ``work`` (removed with
-    it), and put back if the new one cannot take its place."""
-    old = work / ".previous"
-    os.replace(out, old)
-    try:
-        os.replace(staged, out)
-    except OSError:
-        os.replace(old, out)
-        raise
