@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.browser import Browser, chromium_path
 from helpers.commands import cli
-from helpers.html_fixtures import CANARY, MARKUP, base_and_candidate, conditions_run
+from helpers.html_fixtures import BIDI, CANARY, MARKUP, base_and_candidate, conditions_run
 
 from reports.decision import decide
 from reports.html import ReportOptions, render, write_report
@@ -135,6 +135,7 @@ def test_markup_in_the_data_renders_as_text_and_runs_nothing(env: Path, tmp_path
     time.sleep(0.1)
     dialog = browser.evaluate("document.querySelector('#viewer .dialog').textContent")
     assert MARKUP in dialog  # shown as text
+    assert "invoice<U+202E>fdp.exe<U+200B>" in dialog and BIDI not in dialog  # made visible
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('#viewer img, #viewer script').length") \
         == 0
