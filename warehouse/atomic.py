@@ -80,3 +80,17 @@ def write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Replace ``path`` with ``text``, atomically."""
     with atomic_text(path, encoding) as handle:
         handle.write(text)
+
+
+def swap_folder(staged: Path, target: Path, aside: Path) -> None:
+    """``staged`` (a finished folder beside ``target``) in the place of ``target``; the old
+    folder is moved to ``aside`` (the caller removes it), and put back if the new one cannot
+    take its place. Two renames on one file system: a crash between them leaves the old
+    folder at ``aside``, never a half-written ``target``."""
+    os.replace(target, aside)
+    try:
+        os.replace(staged, target)
+    except OSError:
+        os.replace(aside, target)
+        raise
+    fsync_dir(target.parent)

@@ -20,20 +20,19 @@ a domain needs no package of this repository and no change under ``pipeline/``.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from pipeline.catalog.condition_models import REQUEST_SLOT, ConditionStyle
 from pipeline.catalog.database_models import SandboxStyle
+from pipeline.catalog.domain_code import inside, load_module
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.jsonlines import Location, line_of, read_json
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
@@ -68,9 +67,30 @@ def catalog_roots() -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
+DOMAIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""A domain's name: a plain identifier, never a path (matched whole)."""
+PROMPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+"""A prompt's name (the stem of ``prompts/<name>.md``), never a path (matched whole)."""
+
+
+def check_domain_name(name: str) -> str:
+    """``name`` if it is a plain domain name; CatalogError (path ``name``, field ``domain``)
+    otherwise, before anything is read or imported."""
+    if not DOMAIN_NAME.fullmatch(name):
+        raise CatalogError(name, None, "domain", f"{name!r} is not a domain name: a domain is "
+                           "named by a plain identifier (a lowercase letter, then up to 63 "
+                           "lowercase letters, digits or _) found in the catalog roots, never "
+                           "by a path")
+    return name
+
+
 def domain_folder(name: str) -> Path:
-    """The folder of domain ``name`` in the catalog roots; CatalogError if none or several."""
-    found = [root / name for root in catalog_roots() if (root / name / "tools.json").is_file()]
+    """The folder of domain ``name`` in the catalog roots, links resolved; CatalogError if the
+    name is not a plain identifier, if none or several roots hold it, or if it is a link to
+    somewhere outside its catalog root."""
+    check_domain_name(name)
+    found = [_in_root(root, name) for root in catalog_roots()
+             if (root / name / "tools.json").is_file()]
     if not found:
         roots = ", ".join(str(r) for r in catalog_roots())
         raise CatalogError(name, None, "domain", f"unknown domain {name!r} (catalog roots: "
@@ -79,6 +99,15 @@ def domain_folder(name: str) -> Path:
         raise CatalogError(str(found[1]), None, "domain", f"domain {name!r} is also in "
                            f"{found[0]}: domain names must be unique across catalog roots")
     return found[0]
+
+
+def _in_root(root: Path, name: str) -> Path:
+    try:
+        inside(root / name, root)
+    except CatalogError as exc:
+        raise CatalogError(name, None, "domain", f"domain {name!r}: {exc.path} {exc.message}"
+                           ) from None
+    return root / name
 
 
 @dataclass(frozen=True)
@@ -134,8 +163,13 @@ class Domain:
         return sorted(p.stem for p in (self.path / "prompts").glob("*.md"))
 
     def prompt(self, prompt_name: str) -> Prompt:
+        if not PROMPT_NAME.fullmatch(prompt_name):
+            raise CatalogError(prompt_name, None, "prompt", f"{prompt_name!r} is not a prompt "
+                               "name: letters, digits, _ or -, never a path")
         path = self.path / "prompts" / f"{prompt_name}.md"
-        if not path.is_file():
+        if path.is_file():
+            inside(path, self.path)
+        else:
             raise CatalogError(str(path), None, "prompt", f"no prompt {prompt_name!r} in domain "
                                f"{self.name} (it has: {', '.join(self.prompt_names()) or 'none'})")
         text = path.read_text("utf-8")
@@ -152,7 +186,7 @@ def _load(path: Path) -> Domain:
     name = path.name
     raw_tools, lines = read_json(path / "tools.json")
     catalog = _validated(ToolCatalog, raw_tools, lines, path / "tools.json")
-    module = _module(path / "tools.py", name)
+    module = load_module(path / "tools.py", name)
     read_tools: Mapping[str, ReadTool] = getattr(module, "READ_TOOLS", {})
     missing = {t.name for t in catalog.tools if t.kind == "read"} - set(read_tools)
     if missing:
@@ -179,7 +213,7 @@ def _load(path: Path) -> Domain:
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
         state_invariants=getattr(module, "state_invariants", None),
-        claim_patterns=tuple(getattr(_module(claims, name), "CLAIM_PATTERNS", ()))
+        claim_patterns=tuple(getattr(load_module(claims, name), "CLAIM_PATTERNS", ()))
         if claims.is_file() else (),
         reference_replies=_reference_replies(path / "reference_replies.json"),
         condition_style=_condition_style(path / "conditions.json"),
@@ -239,22 +273,3 @@ def _condition_style(path: Path) -> ConditionStyle | None:
             raise CatalogError(str(path), line_of(["formats", name], lines), f"formats.{name}",
                                f"the format's text must hold {REQUEST_SLOT}")
     return style
-
-
-def _module(path: Path, domain: str) -> ModuleType:
-    """A domain's Python file, loaded by path under a name of its own."""
-    if not path.is_file():
-        raise CatalogError(str(path), None, "-", f"domain {domain} has no {path.name}")
-    unique = hashlib.sha256(str(path).encode()).hexdigest()[:10]
-    spec = importlib.util.spec_from_file_location(f"agentsweep_domain_{domain}_{unique}_"
-                                                  f"{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise CatalogError(str(path), None, "-", "cannot be loaded as Python")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise CatalogError(str(path), exc.lineno, "-", f"SyntaxError: {exc.msg}") from None
-    except Exception as exc:  # the domain's own code failed at import: name the file
-        raise CatalogError(str(path), None, "-", f"{type(exc).__name__}: {exc}") from None
-    return module

@@ -23,7 +23,9 @@ from pipeline.catalog.lines import validate_line
 from pipeline.catalog.models import Scenario
 from pipeline.catalog.schema import scenario_schema
 from pipeline.catalog.state_paths import has_path
+from pipeline.catalog.turns import check_turns
 from pipeline.util.hashing import sha256_json
+from pipeline.util.untrusted import jsonl_lines
 
 SuiteKind = Literal["scenarios", "cases", "conditions"]
 
@@ -107,7 +109,7 @@ def load_suite(path: Path) -> Suite:
     scenarios: list[LoadedScenario] = []
     ids: dict[str, int] = {}
     kind: SuiteKind | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         raw = _json_line(path, number, line)
@@ -173,6 +175,7 @@ def _parse_line(path: Path, number: int, raw: Any, kind: SuiteKind) -> list[Load
 
 
 def _check_against_domain(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
+    check_turns(where, number, scenario)
     for t, turn in enumerate(scenario.turns):
         check_golden_calls(where, number, f"turns.{t}.golden", turn.golden, domain)
         if turn.if_refused is not None:

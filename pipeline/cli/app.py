@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.console import RenderableType
 from rich.table import Table
 
 from pipeline.cli.interop import app as import_app
 from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
+from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.tables import cell as text_cell
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -81,6 +84,7 @@ def run(
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="Write the run's JUnit XML here (one testcase per scenario x model x "
         "prompt x memory mode).")] = None,
+    force: Force = False,
     user_model: Annotated[str | None, typer.Option(
         "--user-model", help="The user simulator's model (any model name) for scenarios with a "
         "simulated user; without it their fixed turns are played.")] = None,
@@ -91,6 +95,7 @@ def run(
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.cli.run import RunOptions, Terminal, main
 
+    checked_output(junit, "--junit", force)
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
@@ -131,6 +136,7 @@ def compare(
     seed: BootstrapSeed = 7,
     resamples: BootstrapResamples = 5000,
     confidence: BootstrapConfidence = 0.9,
+    force: Force = False,
 ) -> None:
     """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
     the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
@@ -138,6 +144,7 @@ def compare(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, fail_on_new_regression, tuple(catalog or []))
     code = compare_main(hygiene.warehouse_root(), options, console, err_console)
@@ -159,6 +166,7 @@ def gate(
     seed: BootstrapSeed = 7,
     resamples: BootstrapResamples = 5000,
     confidence: BootstrapConfidence = 0.9,
+    force: Force = False,
 ) -> None:
     """The admission rule: exit 0 admit, 1 block, 2 bad input, 3 incomplete; every reason
     that applies is listed."""
@@ -166,6 +174,7 @@ def gate(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, catalogs=tuple(catalog or []))
     code = gate_main(hygiene.warehouse_root(), options, console, err_console)
@@ -267,6 +276,7 @@ def sql(
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write the result to this file instead (.csv, .json or .parquet).")
     ] = None,
+    force: Force = False,
 ) -> None:
     """Run read-only DuckDB SQL over the warehouse and print (or --output) the result."""
     import duckdb
@@ -277,6 +287,7 @@ def sql(
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
     if output is not None and output.suffix not in (".csv", ".json", ".parquet"):
         _fail(f"--output: {output}: the name must end in .csv, .json or .parquet")
+    checked_output(output, "--output", force)
     try:
         result = run_user_sql(hygiene.warehouse_root(), query)
     except ReadOnlyViolation as exc:
@@ -317,6 +328,7 @@ def report(
         min=0, help="html: trials that did not pass embedded whole, at most.")] = 500,
     passed_sample: Annotated[int, typer.Option(
         min=0, help="html: passed trials embedded whole (a sample).")] = 50,
+    force: Force = False,
 ) -> None:
     """Print a named report (a .sql file in warehouse/sql/) for one run; `html` writes one
     self-contained HTML file (-o) of the run, or with --baseline of the comparison."""
@@ -325,6 +337,7 @@ def report(
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
     if name == "html":
+        checked_output(output, "-o", force)
         _report_html(run_id, output, baseline, config, review, catalog or [],
                      max_failed_traces, passed_sample)
         return
@@ -503,12 +516,11 @@ def _print_mutation_cells(cells: list[Any]) -> int:
         table.add_column(model.removeprefix("reference/"), overflow="fold")
     by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
     for scenario_id, mode in sorted({(c.scenario_id, c.mode) for c in cells}):
-        row = []
+        row: list[RenderableType] = []
         for model in models:
             cell = by_key[(scenario_id, mode, model)]
-            style = "green" if cell.ok else "bold red"
-            row.append(f"[{style}]{cell.label()}[/]")
-        table.add_row(f"{scenario_id} / {mode}", *row)
+            row.append(text_cell(cell.label(), "green" if cell.ok else "bold red"))
+        table.add_row(text_cell(f"{scenario_id} / {mode}"), *row)
     console.print(table)
     bad = [c for c in cells if not c.ok]
     console.print(f"{len(cells)} cells, {len(bad)} wrong")
@@ -567,10 +579,10 @@ def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
                     (agent, condition, mode)]
             bad = [c for c in mine if not c.ok]
             decision = next((c.actual for c in mine if c.column == "decision"), "?")
-            row.append(f"[green]{decision}[/]" if not bad else
-                       "[bold red]" + "; ".join(f"{c.column}: {c.actual} (expected {c.expected})"
-                                                for c in bad) + "[/]")
-        table.add_row(f"{condition} / {mode}", *row)
+            row.append(text_cell(decision, "green") if not bad else text_cell(
+                "; ".join(f"{c.column}: {c.actual} (expected {c.expected})" for c in bad),
+                "bold red"))
+        table.add_row(text_cell(f"{condition} / {mode}"), *row)
     console.print(table)
     wrong = [c for c in checks if not c.ok]
     console.print(f"{len(checks)} map cells, {len(wrong)} wrong")
@@ -616,6 +628,7 @@ def show(
     from pipeline.cli.judge import judgment_lines
     from pipeline.cli.show import render
     from pipeline.stored.trials import stored_trials
+    from pipeline.util.untrusted import visible
     from warehouse.query import run_named
 
     root = hygiene.warehouse_root()
@@ -627,11 +640,11 @@ def show(
               + ("; add --run-id or a longer id" if found else ""))
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
-    sys.stdout.write(render(trial) + "\n")
+    sys.stdout.write(visible(render(trial)) + "\n")
     judged = judgment_lines(root, run, full_id)
     if judged:  # a separate signal: never part of the verdict above
         sys.stdout.write("\njudges (a separate signal; passed is the checks'):\n"
-                         + "\n".join(judged) + "\n")
+                         + visible("\n".join(judged)) + "\n")
 
 
 @warehouse_app.command(name="check")
@@ -685,12 +698,13 @@ def _print_calibration(result: Any) -> None:
         kinds = result.by_kind.get(source, {})
         for kind in sorted(kinds):
             tally = kinds[kind]
-            table.add_row(source, kind, str(tally.labelled), str(tally.agree),
+            table.add_row(source, text_cell(kind), str(tally.labelled), str(tally.agree),
                           f"{tally.agreement:.0%}", str(tally.false_alarms), str(tally.misses))
         total = result.total(source)
         if total.labelled:
-            table.add_row(f"[bold]{source}[/]", "[bold]all[/]", str(total.labelled),
-                          str(total.agree), f"[bold]{total.agreement:.1%}[/]",
+            table.add_row(text_cell(source, "bold"), text_cell("all", "bold"),
+                          str(total.labelled), str(total.agree),
+                          text_cell(f"{total.agreement:.1%}", "bold"),
                           str(total.false_alarms), str(total.misses))
     console.print(table)
     for item in result.disagreements:
@@ -710,6 +724,7 @@ def checks_export(
     output: Annotated[Path, typer.Option("-o", "--output", help="JSONL file to write.")],
     labels: Annotated[list[Path] | None, typer.Option(
         "--labels", help="Export only the trials these labels name.")] = None,
+    force: Force = False,
 ) -> None:
     """Write a run's final trials (row, events, recorded checks) as JSONL, to keep beside
     their labels: `checks calibrate --traces` reads it without the warehouse."""
@@ -718,6 +733,7 @@ def checks_export(
     from pipeline.stored.trials import stored_trials
     from warehouse.atomic import write_text
 
+    checked_output(output, "-o", force)
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None
     except CatalogError as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from pipeline.catalog import CatalogError
+from pipeline.cli.tables import cell
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.errors import ExitCode
 from reports import (
@@ -31,17 +32,17 @@ from warehouse.writer import WarehouseError
 def _print_table(console: Console, decision: Decision) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{decision.candidate} vs {decision.baseline}: transitions "
-                        "(paired repeats)")
+    table = Table(title=cell(f"{decision.candidate} vs {decision.baseline}: transitions "
+                             "(paired repeats)"))
     for column in ("scenario", "model", "prompt", "memory", "critical", "base -> cand",
                    "class", "pass^k cand (k=1..n)"):
         table.add_column(column)
     for t in decision.transitions:
         model = (t.candidate_model if t.baseline_model == t.candidate_model
                  else f"{t.baseline_model} -> {t.candidate_model}")
-        table.add_row(t.scenario_id, model, t.prompt_id, t.memory_mode,
-                      "yes" if t.critical else "", t.label, t.transition,
-                      " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1]))
+        table.add_row(*map(cell, (t.scenario_id, model, t.prompt_id, t.memory_mode,
+                                  "yes" if t.critical else "", t.label, t.transition,
+                                  " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1]))))
     console.print(table)
     _print_deltas(console, decision)
     for change in decision.changes:

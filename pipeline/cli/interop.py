@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline.cli.outputs import Force, checked_output
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 
@@ -46,6 +47,7 @@ def export_tau2(
                                                "trials (e.g. tau2_retail/default).")] = None,
     memory_mode: Annotated[str | None, typer.Option("--memory-mode", help="Only this memory "
                                                     "mode's trials.")] = None,
+    force: Force = False,
 ) -> None:
     """A run's trials as a tau2-bench results file, for `tau2 evaluate-trajs` (docs/tau2.md)."""
     import json
@@ -54,6 +56,7 @@ def export_tau2(
     from pipeline.runtime import hygiene
     from warehouse.atomic import write_text
 
+    checked_output(out, "--out", force)
     try:
         exported = export_run(hygiene.warehouse_root(), run_id,
                               Selection(model, prompt, memory_mode))

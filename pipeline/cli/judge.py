@@ -9,6 +9,7 @@ from typing import Annotated, Any, get_args
 import typer
 from rich.table import Table
 
+from pipeline.cli.outputs import Force, checked_output
 from pipeline.cli.tables import make_console, print_rows
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -120,11 +121,13 @@ def judge_export(
     output: Annotated[Path, typer.Option("-o", "--output", help="JSONL file to write.")],
     judge_model: Annotated[str | None, typer.Option(
         "--judge-model", help="Only this judge's judgments.")] = None,
+    force: Force = False,
 ) -> None:
     """Write a run's judgments as JSONL, to keep beside labels and traces: `judge calibrate
     --judgments` reads it without the warehouse."""
     from pipeline.judge.store import export_judgments, stored_judgments
 
+    checked_output(output, "-o", force)
     rows = [r for r in stored_judgments(hygiene.warehouse_root(), run_id)
             if judge_model is None or r["judge_model"] == judge_model]
     if not rows:

@@ -7,9 +7,9 @@ import threading
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
 from pipeline.local.server import RUNTIME_MISSING, runtime_installed
@@ -17,8 +17,8 @@ from pipeline.local.weights import WeightsError, ensure_weights, gguf_path, mode
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The bundled local models (llama.cpp on 127.0.0.1, no key needed).")
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _fail(message: str) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.text import Text
 
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -160,7 +161,8 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
     from flows.sweep import run_sweep
     from pipeline.execution.executor import RayStartError
 
-    terminal.out.print(f"run [bold]{config.run_id}[/]: starting on {prepared.where}")
+    terminal.out.print(Text.assemble("run ", (config.run_id, "bold"),
+                                     f": starting on {prepared.where}"))
     previous = signal.signal(signal.SIGINT, _quiet_interrupt)
     _keep_run_logs_off_the_terminal()
     try:

@@ -3,6 +3,12 @@
 The width is the terminal's, else ``COLUMNS``, else 200 when output is piped. Cells wrap
 instead of being truncated (a model name is never cut to ``referenc…``). A summary drops the
 columns whose value is the same on every row and says them once in the title.
+
+Data is never markup: the consoles are made with ``markup=False`` (and no emoji codes), so a
+stored ``[/x]`` or ``[link=...]`` prints as written; every cell, header and title of a table
+goes through ``cell`` (a ``rich.text.Text``), which also shows bidi controls and zero-width
+characters as ``<U+202E>`` (pipeline.util.untrusted.visible). Styles are given as ``Text``
+styles, never as markup in a string.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from pipeline.util.untrusted import visible
 
 PIPED_WIDTH = 200
 
@@ -27,7 +36,12 @@ def make_console(stderr: bool = False) -> Console:
     width = int(columns) if columns.isdigit() and int(columns) > 20 else None
     if width is None and not stream.isatty():
         width = PIPED_WIDTH
-    return Console(stderr=stderr, width=width)
+    return Console(stderr=stderr, width=width, markup=False, emoji=False)
+
+
+def cell(value: Any, style: str = "") -> Text:
+    """A table cell (or header, or title) as text, never markup; None as ``∅``."""
+    return Text(visible("∅" if value is None else str(value)), style=style)
 
 
 def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
@@ -42,11 +56,11 @@ def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
     else:
-        table = Table(title=title)
+        table = Table(title=cell(title) if title is not None else None)
         for column in columns:
-            table.add_column(column, overflow="fold")
+            table.add_column(cell(column), overflow="fold")
         for row in rows:
-            table.add_row(*("∅" if v is None else str(v) for v in row))
+            table.add_row(*(cell(v) for v in row))
         console.print(table)
 
 

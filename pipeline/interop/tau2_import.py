@@ -11,6 +11,12 @@ Every field of a task must be one this importer knows (``KNOWN``); an unknown on
 import as ``tasks.json: <task id>: <field path>``, never silently dropped. A known field whose
 value we cannot run yet (an initial state, environment assertions, user tools) fails the same
 way. Output is byte-for-byte reproducible (sorted, gzip without a timestamp).
+
+Before that, the shape of every task is checked (pipeline.interop.tau2_task_checks: plain unique
+ids, required fields, types; a size limit on source files), and the folder's name must be a
+domain name. The import is all-or-nothing: the domain folder is copied into a temporary folder
+beside ``--out``, the files are generated there, and the finished folder is swapped in at the
+end; any failure leaves ``--out`` as it was.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from warehouse.atomic import atomic_path
+from pipeline.interop.tau2_task_checks import ImportFailed as ImportFailed
+from pipeline.interop.tau2_task_checks import check_size, check_tasks
+from warehouse.atomic import atomic_path, swap_folder
 
 BENCHMARK = "tau2-bench"
 SOURCE_COMMIT = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
@@ -64,10 +74,6 @@ STRAY_ADDRESS = {"address1": "1 Stray Street", "address2": "", "city": "Nowhere"
 """mutant-stray-write: the default address of the database's first user, changed on the side."""
 OPENING = ("(No user simulator: the simulated user's instructions, handed over as a ticket.)"
            "\n\n{instructions}")
-
-
-class ImportFailed(ValueError):
-    """Bad source data: the message names the file, the task id and the field."""
 
 
 @dataclass(frozen=True)
@@ -237,13 +243,19 @@ def _with_catches(scenario: dict[str, Any], out: Path) -> dict[str, Any]:
 
 
 def import_tau2(source: Path, out: Path) -> ImportReport:
-    """Convert ``source`` into ``out`` (a domain folder; its name is the domain's)."""
+    """Convert ``source`` into ``out`` (a domain folder; its name is the domain's), all or
+    nothing: built beside ``out`` and swapped in once complete."""
+    from pipeline.catalog.domains import DOMAIN_NAME
+
+    if not DOMAIN_NAME.fullmatch(out.name):
+        raise ImportFailed(f"{out}: the folder's name is the domain's and must be a plain "
+                           "identifier (a lowercase letter, then lowercase letters, digits, _)")
     for name in SOURCE_FILES:
         if not (source / name).is_file():
             raise ImportFailed(f"{source / name}: missing")
+        check_size(source / name)
     tasks = _load_json(source / "tasks.json")
-    if not isinstance(tasks, list):
-        raise ImportFailed("tasks.json: the top level must be a list of tasks")
+    check_tasks(tasks)
     for code in ("tools.json", "tools.py"):
         if not (out / code).is_file():
             raise ImportFailed(f"{out / code}: the domain's own code must be in the folder "
@@ -252,10 +264,33 @@ def import_tau2(source: Path, out: Path) -> ImportReport:
     for task in tasks:
         check_task(task, tools)
     db = _load_json(source / "db.json")
+    if not isinstance(db, dict) or any(not isinstance(db.get(t), dict) or not db[t]
+                                       for t in TABLES):
+        raise ImportFailed(f"db.json: expected an object with the non-empty objects "
+                           f"{', '.join(TABLES)}")
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.resolve().parent))
+    try:
+        staged = work / out.name
+        shutil.copytree(out, staged, symlinks=True)
+        report = _generate(source, staged, tasks, db)
+        swap_folder(staged, out, work / ".previous")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def _generate(source: Path, out: Path, tasks: list[dict[str, Any]],
+              db: Mapping[str, Any]) -> ImportReport:
+    from pipeline.catalog import CatalogError
+
     _write(out / "db.sql.gz", gzip.compress(database_sql(db).encode(), compresslevel=9,
                                             mtime=0))
-    lines = [json.dumps(_with_catches(scenario_of(t, out.name, next(iter(db["users"]))), out),
-                        ensure_ascii=False, sort_keys=True) for t in tasks]
+    try:
+        lines = [json.dumps(_with_catches(scenario_of(t, out.name, next(iter(db["users"]))),
+                                          out), ensure_ascii=False, sort_keys=True)
+                 for t in tasks]
+    except CatalogError as exc:
+        raise ImportFailed(str(exc)) from None
     actions = sum(len(t["evaluation_criteria"].get("actions") or []) for t in tasks)
     files = {
         "db.sql.gz": (out / "db.sql.gz").read_bytes(),
@@ -268,3 +303,4 @@ def import_tau2(source: Path, out: Path) -> ImportReport:
     for name, data in files.items():
         _write(out / name, data)
     return ImportReport(len(tasks), actions, tuple(files))
+

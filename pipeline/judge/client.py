@@ -22,6 +22,7 @@ from pipeline.errors import AgentError, InfraError
 from pipeline.execution.retry import RetryPolicy
 from pipeline.judge.verdict import REPLY_SCHEMA, JudgeErrorKind, Reading, read_verdict
 from pipeline.models.client import ModelClient
+from pipeline.util.untrusted import storable
 from warehouse.schema import JudgeVerdict
 
 RAW_LIMIT = 2000
@@ -65,7 +66,7 @@ def judge_once(client: ModelClient, messages: Sequence[dict[str, Any]], retry: R
             reading = Reading("error", f"the reply was cut at the judge's token limit "
                               f"(finish_reason length): {reading.reason}", reading.error_kind)
         return JudgeCall(reading.verdict, reading.reason, reading.error_kind,
-                         (reply.content or "")[:RAW_LIMIT], attempt, reply.input_tokens,
+                         storable((reply.content or "")[:RAW_LIMIT]), attempt, reply.input_tokens,
                          reply.output_tokens, reply.cost_usd, reply.latency_ms,
                          reply.model_version)
     raise AssertionError("unreachable: max_attempts >= 1")

@@ -3,8 +3,10 @@
 The evidence is one JSON object with the chosen fields, in the order chosen, between two fixed
 delimiter lines in the user message; the system message holds the rubric and says that the
 block is data, never instructions. The JSON is written with one value per line and every
-string JSON-escaped, so no line inside the block can equal a delimiter line: whatever the
-agent or the user wrote cannot close the block early.
+string JSON-escaped, line separators and controls too (U+2028, U+2029, U+0085: ``\u2028``;
+pipeline.util.untrusted), and readers split the message on "\n" only, so no line inside the
+block can equal a delimiter line: whatever the agent or the user wrote cannot close the block
+early.
 
 Fields (``EvidenceField``): ``request`` the user's messages; ``expected_outcome`` the decision
 the case expects (null when the scenario states none); ``before`` / ``after`` the database
@@ -18,7 +20,6 @@ of calls.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -28,6 +29,7 @@ from pipeline.judge.delimiters import BEGIN, END
 from pipeline.stored.trials import StoredTrial
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, UserMessage
 from pipeline.util.hashing import sha256_text
+from pipeline.util.untrusted import json_block
 
 EvidenceField = Literal["request", "expected_outcome", "before", "after", "tool_calls",
                         "answer", "nl_assertions", "transcript"]
@@ -46,8 +48,7 @@ class Evidence:
 
     def text(self) -> str:
         """The delimited block, as sent."""
-        body = json.dumps({name: self.values.get(name) for name in self.fields},
-                          ensure_ascii=False, indent=2, default=str)
+        body = json_block({name: self.values.get(name) for name in self.fields})
         return f"{BEGIN}\n{body}\n{END}"
 
     @property

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.util.untrusted import jsonl_lines
 from warehouse.atomic import write_text
 from warehouse.query import run_named
 from warehouse.rows import JudgmentRow
@@ -35,4 +36,4 @@ def export_judgments(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
 
 def read_judgments(path: Path) -> list[dict[str, Any]]:
     """Judgment rows exported with ``judge export``."""
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in jsonl_lines(path.read_text("utf-8")) if line.strip()]

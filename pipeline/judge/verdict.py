@@ -1,7 +1,8 @@
 """A judge's reply read as a verdict: the JSON the rubric asks for, or a judge failure.
 
 The reply must be one JSON object, bare or in a single fenced block (```` ```json ... ``` ````),
-with a boolean ``pass`` and a non-empty string ``reason`` (other keys are ignored). Anything
+with a boolean ``pass`` and a non-empty string ``reason`` of valid Unicode (other keys are
+ignored). Anything
 else is the verdict ``error`` with the kind ``invalid_reply``: the judge failed, which is never
 a pass or a fail of the agent.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pipeline.errors import InfraErrorKind
+from pipeline.util.untrusted import storable
 from warehouse.schema import JudgeVerdict
 
 JudgeErrorKind = Literal["invalid_reply", "context_limit"] | InfraErrorKind
@@ -53,6 +55,8 @@ def read_verdict(content: str | None) -> Reading:
         return _invalid("`pass` is not a boolean")
     if not isinstance(reason, str) or not reason.strip():
         return _invalid("`reason` is not a non-empty string")
+    if storable(reason) != reason:
+        return _invalid("`reason` is not valid Unicode (a lone surrogate)")
     return Reading("pass" if passed else "fail", reason.strip())
 
 

@@ -22,6 +22,7 @@ from pipeline.catalog.errors import format_pydantic_error
 from pipeline.scoring import KIND_OF_ID_PREFIX
 from pipeline.stored.rescore import rescore
 from pipeline.stored.trials import ScenarioIndex, StoredTrial
+from pipeline.util.untrusted import jsonl_lines
 
 Verdict = Literal["pass", "fail", "n/a"]
 """``n/a``: the check should not be there at all (its turn was never reached, say): a failure
@@ -65,7 +66,7 @@ def read_label_lines(paths: Iterable[Path], model: type[L]) -> list[LabelLine[L]
     labels: list[LabelLine[L]] = []
     for path in paths:
         try:
-            lines = path.read_text("utf-8").splitlines()
+            lines = jsonl_lines(path.read_text("utf-8"))
         except OSError as exc:
             raise CatalogError(str(path), None, "-", f"cannot read: {exc.strerror}") from None
         for number, line in enumerate(lines, start=1):
@@ -241,5 +242,5 @@ def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckL
 
 def read_traces(path: Path) -> list[StoredTrial]:
     """Stored trials exported with ``agentsweep checks export`` (JSONL)."""
-    return [StoredTrial.from_json(line) for line in path.read_text("utf-8").splitlines()
+    return [StoredTrial.from_json(line) for line in jsonl_lines(path.read_text("utf-8"))
             if line.strip()]

@@ -202,10 +202,8 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
     try:
         validate_run_id(config.run_id)
         check_free_space(config.warehouse)
-        refuse_existing(config, append)
-        if config.ray_address:
-            _check_ray_address(config.ray_address)
-        suites = load_plan_suites(config)
+        suites = load_plan_suites(config)  # the inputs first: a mistake in them is named
+
         try:
             models = config.resolved_models()
         except ValueError as exc:
@@ -215,6 +213,9 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
         _default_modes(config, suites)
         preflight(models, suites, config.prompts, config.memory_modes)
         _check_user_model(config, [m.name for m in models])
+        refuse_existing(config, append)
+        if config.ray_address:
+            _check_ray_address(config.ray_address)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
     except (CatalogError, WarehouseError, ValueError) as exc:

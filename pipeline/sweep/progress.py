@@ -65,8 +65,10 @@ class SweepProgress:
             )
 
             self._bar = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("failed {task.fields[failed]} · retrying {task.fields[retrying]}"),
+                TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("failed {task.fields[failed]} · retrying {task.fields[retrying]}",
+                           markup=False),
                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=Console(stderr=True), transient=False, refresh_per_second=4)
             self._bar.__enter__()

@@ -9,7 +9,9 @@ failure is never the agent's fault: any error of its call, and an empty message,
 ``InfraError("simulator_error")`` - the trial stays incomplete (left out of pass rates,
 retried); a provider that refuses the simulator's configuration stops the sweep as for the
 agent (ConfigError). The roles are flipped for it: the agent's replies are its user
-messages, its own earlier messages its assistant messages. The prompt is ours; its hash and
+messages, its own earlier messages its assistant messages. The scenario's instructions are data
+placed in our prompt: their line separators and controls (U+2028, U+0085, ...) are escaped
+(pipeline.util.untrusted), newlines and tabs kept. The prompt is ours; its hash and
 the simulator's model are part of the trial's identity (pipeline.user.prompt).
 """
 
@@ -30,6 +32,7 @@ from pipeline.user.prompt import (
     REPLY_CUE,
     USER_MAX_TURNS,
 )
+from pipeline.util.untrusted import escape_breaks
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,8 @@ class UserSimulator:
     def _messages(self, agent_replies: Sequence[str], said: Sequence[str]
                   ) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": PROMPT.format(instructions=self.instructions)},
+            {"role": "system",
+             "content": PROMPT.format(instructions=escape_breaks(self.instructions))},
             {"role": "user", "content": f"{AGENT_PREFIX}{GREETING}\n\n{OPENING_CUE}"}]
         for mine, theirs in zip(said, agent_replies, strict=True):
             messages += [{"role": "assistant", "content": mine},

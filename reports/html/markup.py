@@ -4,18 +4,31 @@
 secret redaction) and then HTML-escapes, quotes included, so a scenario text or a model output
 holding ``<script>`` renders as text. ``embedded_json`` makes data safe inside
 ``<script type="application/json">``: ``<``, ``>`` and ``&`` become ``\\u003c`` ... (JSON.parse
-reads them back), so no ``</script>`` or ``<!--`` can end the block.
+reads them back), so no ``</script>`` or ``<!--`` can end the block. Text shown on the page
+(``esc``, and the viewer's ``textContent``) shows bidi controls, zero-width characters and
+controls as ``<U+202E>``, so no text is reordered or hidden (``visible``).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Scrub = Callable[[str], str]
 """Redacts secrets from a text (``pipeline.util.redact.redact`` in the CLI and the nightly flow)."""
+
+
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                     "\u2066-\u2069\u061c\ufeff\u2028\u2029]")
+
+
+def visible(text: str) -> str:
+    """``text`` with bidi controls, zero-width characters and controls (newline and tab kept)
+    shown as ``<U+XXXX>`` (the same rule as ``pipeline.util.untrusted.visible``)."""
+    return _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 class Markup(str):
@@ -42,7 +55,7 @@ class Escaper:
     def __call__(self, value: object) -> Markup:
         if isinstance(value, Markup):
             return value
-        return Markup(html.escape(self.text(value), quote=True))
+        return Markup(html.escape(visible(self.text(value)), quote=True))
 
     def data(self, value: Any) -> Any:
         """Every string inside a JSON-like value scrubbed (keys too)."""

@@ -16,6 +16,8 @@ CANARY = "sk-canary0123456789abcdefABCDEF"
 """A fake API key put in the environment (as AGENTSWEEP_CANARY_API_KEY) and in the data."""
 MARKUP = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 """Model output that would run if it were inserted as HTML."""
+BIDI = "invoice\u202efdp.exe\u200b"
+"""Text a right-to-left override and a zero-width space would disguise on a page."""
 
 
 def _event(row: dict[str, Any], seq: int, turn: int, step: int, kind: str,
@@ -29,7 +31,7 @@ def events(row: dict[str, Any], reply: str) -> list[dict[str, Any]]:
     before = json.dumps({"goal": "search", "constraints": {"size": 4}})
     after = json.dumps({"goal": "book", "constraints": {"size": 6}})
     return [
-        _event(row, 0, 1, 0, "user_message", content=f"Find a room {MARKUP}",
+        _event(row, 0, 1, 0, "user_message", content=f"Find a room {MARKUP} {BIDI}",
                active_state_after=before),
         _event(row, 1, 1, 0, "tool_call", tool_name="search", tool_call_id="c1",
                arguments=json.dumps({"size": 4}), intercepted=False, blocked=False),

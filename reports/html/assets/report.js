@@ -7,10 +7,18 @@
   var viewer = document.getElementById("viewer");
   var body = document.getElementById("viewer-body");
 
+  // Bidi controls, zero-width characters and controls shown as <U+202E>: no text reordered
+  // or hidden (reports/html/markup.py: visible).
+  var HIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\u061C\uFEFF\u2028\u2029]/g;
+  function visible(text) {
+    return String(text).replace(HIDDEN, function (c) {
+      return "<U+" + ("0000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4) + ">";
+    });
+  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) { node.className = cls; }
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    if (text !== undefined && text !== null) { node.textContent = visible(text); }
     return node;
   }
   function add(parent, child) { parent.appendChild(child); return child; }
@@ -119,9 +127,9 @@
   function violationMark(parent, row) {
     var box = add(parent, el("div", "violation"));
     box.id = "first-violation";
-    box.textContent = "⚑ first violation: " + row.first_violation_check + " (turn " +
+    box.textContent = visible("⚑ first violation: " + row.first_violation_check + " (turn " +
       row.first_violation_turn + (row.first_violation_step === undefined ? "" :
-        ", step " + row.first_violation_step) + ")";
+        ", step " + row.first_violation_step) + ")");
   }
 
   function event(parent, ev) {
@@ -173,10 +181,10 @@
     code.forEach(function (c) {
       var first = c.check_id === row.first_violation_check;
       var li = add(ul, el("li", "check " + (c.passed ? "passed" : "failed") + (first && !c.passed ? " first" : "")));
-      li.textContent = (c.passed ? "ok " : "FAIL ") + c.check_id +
+      li.textContent = visible((c.passed ? "ok " : "FAIL ") + c.check_id +
         (c.counted === false ? " (a signal: not counted in passed)" : "") +
         (c.turn === undefined ? "" : " @ turn " + c.turn + (c.step === undefined ? "" : " step " + c.step)) +
-        ": " + c.detail + (first && !c.passed ? "  ⚑ first violation" : "");
+        ": " + c.detail + (first && !c.passed ? "  ⚑ first violation" : ""));
     });
     var judged = trace.judgments || [];
     if (!judged.length) { return; }
@@ -186,9 +194,9 @@
     judged.forEach(function (j) {
       var verdict = j.judge_verdict || "no majority";
       var li = add(jl, el("li", "check judgment " + (verdict === "pass" ? "passed" : "failed")));
-      li.textContent = verdict.toUpperCase() + " " + j.judge_model + " / " + j.rubric_id + " v" +
+      li.textContent = visible(verdict.toUpperCase() + " " + j.judge_model + " / " + j.rubric_id + " v" +
         j.rubric_version + " (" + j.passes + " pass, " + j.fails + " fail, " + j.errors +
-        " error of " + j.repeats + ")" + (j.reason ? ": " + j.reason : "");
+        " error of " + j.repeats + ")" + (j.reason ? ": " + j.reason : ""));
     });
   }
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.browser import Browser, chromium_path
 from helpers.commands import cli
-from helpers.html_fixtures import CANARY, MARKUP, base_and_candidate, conditions_run
+from helpers.html_fixtures import BIDI, CANARY, MARKUP, base_and_candidate, conditions_run
 
 from reports.decision import decide
 from reports.html import ReportOptions, render, write_report
@@ -135,6 +135,7 @@ def test_markup_in_the_data_renders_as_text_and_runs_nothing(env: Path, tmp_path
     time.sleep(0.1)
     dialog = browser.evaluate("document.querySelector('#viewer .dialog').textContent")
     assert MARKUP in dialog  # shown as text
+    assert "invoice<U+202E>fdp.exe<U+200B>" in dialog and BIDI not in dialog  # made visible
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('#viewer img, #viewer script').length") \
         == 0
@@ -389,3 +390,19 @@ def test_signals_are_listed_but_not_counted_among_the_failed_checks(
     assert "FAIL action (a signal: not counted in passed)" in listed
     assert "ok said_vs_done (a signal: not counted in passed)" in listed
     assert browser.errors == []
+
+
+def test_bidi_and_zero_width_characters_are_visible_on_the_page_and_in_the_viewer() -> None:
+    import re
+
+    from reports.html.markup import _HIDDEN, Escaper
+
+    assert Escaper(str)("pay\u202eexe.pdf\u200b<b>") == (
+        "pay&lt;U+202E&gt;exe.pdf&lt;U+200B&gt;&lt;b&gt;")
+    script = (Path(__file__).resolve().parents[3] / "reports" / "html" / "assets"
+              / "report.js").read_text("utf-8")
+    (js_class,) = re.findall(r"var HIDDEN = /\[(.*?)\]/g;", script)
+    as_python = re.sub(r"\\u([0-9A-F]{4})", lambda m: chr(int(m.group(1), 16)), js_class)
+    assert {chr(c) for c in range(0x3000) if re.fullmatch(f"[{as_python}]", chr(c))} == {
+        chr(c) for c in range(0x3000) if _HIDDEN.fullmatch(chr(c))}  # one rule, two places
+    assert "node.textContent = visible(text)" in script
