@@ -12,9 +12,11 @@ export UV_PYTHON := $(BIN)/python
 # this kind of machine) every process of a run would otherwise recompile every module it imports.
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
-# Test processes (pytest-xdist): the tests that share a session's Ray and Prefect harness run on
-# one of them (conftest.py groups them), the rest spread over the others.
-TEST_WORKERS ?= 3
+# Test processes (pytest-xdist): 0 runs the suite in this process, as CI does on 2 cores (with
+# the local model's llama.cpp server busy, parallel workers starve Ray's start-up there); on a
+# larger machine `make test TEST_WORKERS=4`: the tests that share a session's Ray and Prefect
+# harness, or the local model's server, run on one worker each (conftest.py groups them).
+TEST_WORKERS ?= 0
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: setup setup-dev setup-local run run-local test test-fast lint bench bench-html clean \
