@@ -124,6 +124,7 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
     print the gate's verdict and reasons last; the exit code."""
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
+    from pipeline.runtime.probe import prefect_lost_line
     from reports.paired import ComparisonInputError
 
     try:
@@ -141,6 +142,13 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
     except (CatalogError, ComparisonInputError, RunLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
+    except Exception as exc:
+        lost = prefect_lost_line(exc, f"model swap {name}", "the same command with "
+                                 f"--run-id {name} (finished trials are kept)")
+        if lost is None:
+            raise
+        print(lost, file=sys.stderr)
+        return ExitCode.INCOMPLETE
     mark_good(hygiene.prefect_home())
     gate_record = outcome.decision["gate"]
     assert isinstance(gate_record, dict)

@@ -148,6 +148,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
     end with the verdict; the exit code."""
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
+    from pipeline.runtime.probe import prefect_lost_line
 
     try:
         config = nightly_config(spec, run_id)
@@ -169,6 +170,13 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
     except RunLocked as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
+    except Exception as exc:
+        lost = prefect_lost_line(exc, f"nightly {config.run_id}",
+                                 f"agentsweep run --run-id {config.run_id} --resume")
+        if lost is None:
+            raise
+        print(lost, file=sys.stderr)
+        return ExitCode.INCOMPLETE
     mark_good(hygiene.prefect_home())
     return _verdict(result)
 
@@ -182,10 +190,13 @@ def _verdict(result: NightlyOutcome) -> int:
     verdict = "INCOMPLETE" if incomplete or result.sweep.stopped else "PASS"
     print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
           f"{comparison.report if comparison else 'none'}; HTML report: {result.html}")
+    stopped = result.sweep.stopped
     print(f"{verdict}: nightly {result.run_id} {against}: 0 regressed cell(s)"
           + (f", {changed} changed (to review)" if changed else "")
+          + (f"; stopped: {stopped.reason}. {stopped.remedy}, then resume with agentsweep "
+             f"run --run-id {result.run_id} --resume" if stopped else "")
           + (f"; {incomplete} trial(s) incomplete: resume with agentsweep run --run-id "
-             f"{result.run_id} --resume" if incomplete else ""))
+             f"{result.run_id} --resume" if incomplete and not stopped else ""))
     return ExitCode.INCOMPLETE if verdict == "INCOMPLETE" else ExitCode.OK
 
 

@@ -17,12 +17,15 @@ from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from pipeline.execution.head import RayHeadLost
 from pipeline.execution.runlock import run_lock
+from pipeline.runtime import stack
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import refuse_existing
 from pipeline.sweep.prepare import PreparedSweep, planned
 from pipeline.sweep.stages import (
+    Stop,
     SweepOutcome,
     SweepPlan,
     execute_plan,
@@ -58,9 +61,9 @@ def plan_task(config: SweepConfig) -> SweepPlan:
 
 
 @task(name="execute", cache_policy=NO_CACHE)
-def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, int], str | None]:
-    """The final statuses, or none and why the sweep stopped early (a full disk: what was
-    written stays, the unwritten batch runs again on resume)."""
+def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, int], Stop | None]:
+    """The final statuses, or none and why the sweep stopped early (a full disk, a lost Ray
+    head: what was written stays, the rest runs again on resume)."""
     logger = get_run_logger()
     # Progress lines are the flow run's news at INFO, whatever the level of Prefect's own logs
     # (PREFECT_LOGGING_LEVEL, WARNING by default): `prefect flow-run logs` and the UI show them.
@@ -68,7 +71,21 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
     try:
         return execute_plan(config, sweep_plan, log=logger.info), None
     except DiskFull as exc:
-        return {}, str(exc)
+        return {}, Stop(str(exc), "Free some space")
+    except RayHeadLost as exc:
+        return {}, Stop(f"{exc}; trials in flight were lost, every finished one is saved",
+                        _restart_ray(config))
+
+
+def _restart_ray(config: SweepConfig) -> str:
+    """How to get a Ray again: the warm stack restarts with ``agentsweep up``; a local Ray
+    starts with the run; a cluster is the user's."""
+    state = stack.read_state()
+    if config.ray_address is None:
+        return "Nothing to restart: the resume starts a local Ray"
+    if state is not None and state.ray_address == config.ray_address:
+        return "Start the stack again (agentsweep up)"
+    return f"Bring the Ray cluster at {config.ray_address} back"
 
 
 @task(name="record-run", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
@@ -94,7 +111,7 @@ def sweep_flow(config: SweepConfig) -> SweepOutcome:
     record_task(config, quoted, started_at, None, invocation)
     statuses, stopped = execute_task(config, quoted)
     executed = sum(statuses.values())
-    if stopped is None:  # a full disk has no room for the finish record
+    if stopped is None:  # a full disk has no room for the finish record, nor a lost run
         record_task(config, quoted, started_at, executed, invocation)
     columns, rows = summarize_task(config, sweep_plan.run_id)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,

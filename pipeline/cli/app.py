@@ -770,7 +770,13 @@ def main() -> None:
     except hygiene.HomeError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(ExitCode.BAD_INPUT) from None
-    app()
+    from warehouse.writer import WarehouseError
+
+    try:
+        app()
+    except WarehouseError as exc:  # a file of the warehouse cannot be read: named, one line
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(ExitCode.BAD_INPUT) from None
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from rich.text import Text
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 from pipeline.runtime.phases import mark
+from pipeline.runtime.probe import prefect_lost_line
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.prepare import PreparedSweep, prepare
 
@@ -209,9 +210,16 @@ def _no_space_line(exc: BaseException, config: SweepConfig) -> str:
     return "no space left on a disk the run writes to"
 
 
+RUN_LOGS = ("prefect.flow_runs", "prefect.task_runs", "prefect.events",
+            "prefect._internal.concurrency")
+"""Loggers whose lines reach Prefect's API but not the terminal: the flow's own news, and
+its event and lease services, which only speak when the API went away (the run then says so
+in one line, pipeline.runtime.probe)."""
+
+
 class _NotRunLogs(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+        return not record.name.startswith(RUN_LOGS)
 
 
 def _keep_run_logs_off_the_terminal() -> None:
@@ -220,9 +228,11 @@ def _keep_run_logs_off_the_terminal() -> None:
     once (Prefect would add a traceback of its own, a full disk's among them). A log line the
     API cannot store is dropped silently, as the standard library does in production."""
     logging.raiseExceptions = False  # Prefect's API log handler checks this before printing
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, _NotRunLogs) for f in handler.filters):
-            handler.addFilter(_NotRunLogs())
+    # The root's handlers, and those of prefect._internal (it does not propagate).
+    for logger in (logging.getLogger(), logging.getLogger("prefect._internal")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, _NotRunLogs) for f in handler.filters):
+                handler.addFilter(_NotRunLogs())
 
 
 def _quiet_interrupt(signum: int, frame: Any) -> None:
@@ -245,10 +255,9 @@ def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> in
                            f"({statuses}); skipped {outcome.skipped} already final")
     _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
-        terminal.err.print(f"error: stopped: {outcome.stopped}; the trials of the batch that did "
-                           "not fit were not saved and run again on resume. Free some space, "
-                           f"then: agentsweep run --run-id {outcome.run_id} --resume",
-                           markup=False, soft_wrap=True)
+        terminal.err.print(f"error: stopped: {outcome.stopped.reason}; what was not saved runs "
+                           f"again on resume. {outcome.stopped.remedy}, then: agentsweep run "
+                           f"--run-id {outcome.run_id} --resume", markup=False, soft_wrap=True)
         return ExitCode.INCOMPLETE
     from pipeline.execution.breaker import outages_of
 
@@ -330,6 +339,11 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.BAD_INPUT
     except Exception as exc:
+        lost = None if config is None else prefect_lost_line(
+            exc, f"run {config.run_id}", f"agentsweep run --run-id {config.run_id} --resume")
+        if lost is not None:
+            terminal.err.print(lost, markup=False, highlight=False, soft_wrap=True)
+            return ExitCode.INCOMPLETE
         if config is None or not _disk_full(exc, config):
             raise
         from pipeline.sweep.stages import recorded_config

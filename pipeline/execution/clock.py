@@ -30,6 +30,10 @@ class Clock:
         """``seconds`` of this clock in wall seconds (None stays None: no limit)."""
         return None if seconds is None else max(0.0, seconds) / self.speed
 
+    def simulated(self, wall_s: float) -> float:
+        """``wall_s`` wall seconds in seconds of this clock."""
+        return wall_s * self.speed
+
 
 REAL_TIME = Clock()
 """The wall clock: what every sweep a user runs uses."""

@@ -36,6 +36,7 @@ from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.concurrency import CallGate, LimiterRef, create_limiters, group_of
+from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
@@ -45,6 +46,8 @@ from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
 from pipeline.util.version import source_fingerprint
 
+TICK_S = 1.0
+"""Wall seconds between the executor's ticks: a head probe, a write of what is due."""
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_error",
                                "overloaded"})
@@ -100,6 +103,9 @@ class ExecuteOptions:
     """Told when a provider group goes down (its trials paused) and when it is back."""
     clock: Clock = REAL_TIME
     """The clock of retry backoffs, breaker probes and outage waits (a scaled one for drills)."""
+    on_tick: Callable[[], None] | None = None
+    """Called about every ``TICK_S`` of wall time while trials run (the sink writes what is
+    due), whether or not an attempt finished."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +297,17 @@ def shutdown_pool(keep_warm: bool = False) -> None:
         _pool = None
 
 
+def head_was_lost() -> None:
+    """The Ray head is gone: forget the pool (its workers went with the head) and free
+    nothing on the way out (ray_session)."""
+    global _pool, _head_lost
+    _pool = None
+    _head_lost = True
+
+
+_head_lost = False
+"""The connected Ray lost its head during this session (pipeline.execution.head)."""
+
 _cluster_is_ours = True
 """Whether the connected Ray was started by this process (ray_session): its workers die with
 it. A cluster we only joined outlives the run, and its workers stay warm."""
@@ -325,10 +342,13 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         raise RayStartError(f"could not start or join {where}: "
                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
                             ) from exc
+    global _head_lost
+    _head_lost = False
     try:
         yield ray
     finally:
-        shutdown_pool(keep_warm=True)
+        if not _head_lost:
+            shutdown_pool(keep_warm=True)
         ray.shutdown()
 
 
@@ -414,6 +434,8 @@ class _Execution:
         keep_outages(ctx.run_id, self.breaker.outages)
         self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
         """Trials (and retries) held while their provider group is down."""
+        self.head = HeadWatch(head_address(ray))
+        self.on_tick = options.on_tick
 
     def run(self, source: Iterator[TrialSpec]) -> int:
         clean = False
@@ -435,10 +457,13 @@ class _Execution:
             clean = True
             return self.finished
         finally:
-            for limiter in self.limiters.values():
-                self.ray.kill(limiter.handle, no_restart=True)
-            if not clean:  # trials may still run on the workers: do not hand them on
-                shutdown_pool()
+            if self.head.lost:  # nothing to free: every call to Ray would wait for its head
+                head_was_lost()
+            else:
+                for limiter in self.limiters.values():
+                    self.ray.kill(limiter.handle, no_restart=True)
+                if not clean:  # trials may still run on the workers: do not hand them on
+                    shutdown_pool()
 
     def _held(self) -> int:
         return sum(len(queue) for queue in self.parked.values())
@@ -476,17 +501,27 @@ class _Execution:
         ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, key)
         self.in_flight[ref] = _Flight(spec, number, slot, generation)
 
+    def _tick(self) -> None:
+        """About once a second: is the head still there, and what is due for the sink."""
+        self.head.check()
+        if self.on_tick is not None:
+            self.on_tick()
+
     def _collect(self) -> None:
-        """Wait for finished attempts, at most until the next retry or probe is due."""
+        """Wait for finished attempts, at most until the next retry or probe is due (and at
+        most ``TICK_S`` of wall time: the head is probed and due rows written meanwhile)."""
         waits = [w for w in (self.book.seconds_to_next(),
                              self.breaker.seconds_to_probe() if self._held() else None)
                  if w is not None]
         wait_s = min(waits) if waits else None
+        self._tick()
         if not self.in_flight:
-            self.clock.sleep(wait_s or 0.0)
+            self.clock.sleep(min(wait_s or 0.0, self.clock.simulated(TICK_S)))
             return
         refs = list(self.in_flight)
-        ready, rest = self.ray.wait(refs, num_returns=1, timeout=self.clock.wall(wait_s))
+        wall_s = self.clock.wall(wait_s)
+        timeout = TICK_S if wall_s is None else min(wall_s, TICK_S)
+        ready, rest = self.ray.wait(refs, num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
@@ -535,6 +570,7 @@ class _Execution:
             output: WorkerOutput = self.ray.get(ref)
             return output.result, output.retry_after_s
         except exceptions.RayError as exc:  # the worker died or Ray lost the task
+            self.head.confirm()  # or the head is gone (RayHeadLost): not the trial's failure
             dead = None
             if isinstance(exc, exceptions.RayActorError):
                 dead = self.pool.replace(flight.slot, flight.generation)

@@ -63,6 +63,11 @@ class NodeServices:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        from pipeline.execution.head import RayHeadLost
+
+        if isinstance(value, RayHeadLost):  # its actors went with the head
+            self.actors = []
+            return
         for actor in self.actors:
             try:
                 self.ray.kill(actor, no_restart=True)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
+from pipeline.runtime.probe import port_answers
 from warehouse.atomic import write_text
 
 HOST = "127.0.0.1"
@@ -52,8 +53,7 @@ class StackState:
         return self.prefect_api_url.removesuffix("/api")
 
     def ray_up(self) -> bool:
-        host, port = self.ray_address.rsplit(":", 1)
-        return _session_alive(self.ray_session) and _port_open(host, int(port))
+        return _session_alive(self.ray_session) and port_answers(self.ray_address)
 
     def prefect_up(self) -> bool:
         if not _session_alive(self.prefect_session):
@@ -195,14 +195,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind((HOST, 0))
         return int(probe.getsockname()[1])
-
-
-def _port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def session_pids(session: int) -> list[int]:

@@ -59,6 +59,9 @@ class SweepConfig(BaseModel):
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
     batch_size: int = Field(default=500, ge=1)
+    flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False, description=(
+        "Finished trials are written at least this often (seconds), so a failure of the "
+        "driver, the Ray head or Prefect loses at most the trials in flight and these."))
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     tools: ToolsMode = Field(default="sandbox", description=(
         "sandbox: the domain's tools on a per-trial copy (writes intercepted); mock: every "

@@ -75,6 +75,8 @@ class SweepSpec(BaseModel):
     """Release thresholds the gate reads (stored in ``runs.config_json``)."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     batch_size: int = Field(default=500, ge=1)
+    flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
+    """Finished trials are written at least this often (seconds)."""
     max_in_flight: int = Field(default=64, ge=1)
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Default time limit of one model call (a model's own ``timeout_s`` wins); folded into
@@ -128,6 +130,7 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         "thresholds": spec.thresholds,
         "retry": spec.retry,
         "batch_size": spec.batch_size,
+        "flush_interval_s": spec.flush_interval_s,
         "max_in_flight": spec.max_in_flight,
         "trial_timeout_s": spec.trial_timeout_s,
         "ray_address": spec.ray_address,

@@ -43,6 +43,17 @@ class SweepPlan:
     skipped: int
 
 
+@dataclass(frozen=True)
+class Stop:
+    """Why a sweep stopped before its grid was done; what it had written stays, and a resume
+    runs the rest."""
+
+    reason: str
+    """What happened: ``no space left on ...``, ``the Ray head at ... stopped answering``."""
+    remedy: str
+    """What to do before resuming."""
+
+
 @dataclass
 class SweepOutcome:
     run_id: str
@@ -52,8 +63,8 @@ class SweepOutcome:
     statuses: dict[str, int] = field(default_factory=dict)
     summary_columns: list[str] = field(default_factory=list)
     summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
-    stopped: str | None = None
-    """Why the sweep stopped before its grid was done (a full disk), if it did."""
+    stopped: Stop | None = None
+    """Why the sweep stopped before its grid was done (a full disk, a lost Ray head)."""
 
     @property
     def incomplete(self) -> int:
@@ -104,7 +115,9 @@ class BatchSink:
     """Collects attempts and final trial results; writes them to the warehouse in batches.
 
     A batch is written when ``batch_size`` final trials are pending, when ``flush_interval_s``
-    has passed since the last write (a slow sweep loses little to a crash), and at the end.
+    has passed since the last write (the executor ticks about every second, so a finished
+    trial waits seconds, whatever else happens: a crash loses only the trials in flight), and
+    at the end.
     A batch is one ``write_batch`` (trials file last, rolled back if any file fails): a trial
     row is the commit marker, so only a kill mid-batch can leave attempts of trials that a
     resume runs again (their numbering continues), never a trial without its attempt.
@@ -112,7 +125,7 @@ class BatchSink:
 
     def __init__(self, writer: WarehouseWriter, batch_size: int,
                  on_trial: Callable[[TrialResult], None] | None = None,
-                 flush_interval_s: float = 60.0) -> None:
+                 flush_interval_s: float = 5.0) -> None:
         self.writer = writer
         self.batch_size = batch_size
         self.on_trial = on_trial
@@ -129,15 +142,16 @@ class BatchSink:
         self._pending.append(result)
         if self.on_trial is not None:
             self.on_trial(result)
-        self._maybe_flush()
+        self.flush_if_due()
 
     def attempt(self, attempt: Attempt) -> None:
         """Any finished attempt, retried or final."""
         self.attempts += 1
         self._attempt_rows.append(attempt.row().as_dict())
-        self._maybe_flush()
+        self.flush_if_due()
 
-    def _maybe_flush(self) -> None:
+    def flush_if_due(self) -> None:
+        """A batch if enough rows are pending or the interval has passed."""
         if (len(self._pending) >= self.batch_size
                 or len(self._attempt_rows) >= 4 * self.batch_size
                 or time.monotonic() - self._last_flush >= self.flush_interval_s):
@@ -166,7 +180,7 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     from pipeline.sweep.progress import SweepProgress
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)
-    sink = BatchSink(writer, config.batch_size, on_trial)
+    sink = BatchSink(writer, config.batch_size, on_trial, config.flush_interval_s)
     ctx = RunContext(sweep_plan.run_id, code_version())
     if not sweep_plan.pending:
         return sink.statuses
@@ -200,7 +214,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], sp
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config), faults=faults_from(config),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
-            endpoints=endpoints, on_outage=_say_outage, clock=clock)
+            endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)

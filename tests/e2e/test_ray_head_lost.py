@@ -1,0 +1,124 @@
+"""The Ray head dies mid-sweep: finished trials are in the warehouse, the run ends in seconds
+with one line, exit 3 and the resume command, and the resume completes the grid once.
+
+`agentsweep run` in a fresh process starts its own local Ray (in a temp folder of its own);
+the test kills that Ray's GCS server and raylet with SIGKILL while trials run. Without the
+head watch, Ray would hold the driver 60 s and end it with a raw log line, and every trial
+that had answered since the last batch (60 s, 500 trials) would be lost.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import MEETING_SUITE, descendants
+
+from warehouse.query import run_sql
+
+BIN = Path(sys.executable).parent
+SCENARIOS = 2
+REPEATS = 30
+GRID = SCENARIOS * REPEATS
+SPEC = """
+suites: ["{suite}"]
+models:
+  - name: reference/golden
+    faults: {{latency_ms: 400}}
+memory_modes: [chat]
+repeats: {repeats}
+max_in_flight: 4
+"""
+
+
+def _env(home: Path, ray_dir: str) -> dict[str, str]:
+    from prefect.settings import PREFECT_API_URL
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", RAY_TMPDIR=ray_dir,
+               PREFECT_API_URL=str(PREFECT_API_URL.value()))
+    return env
+
+
+def _head_processes(driver: int) -> list[int]:
+    """The GCS server and raylet of the driver's own Ray."""
+    found = []
+    for pid in descendants(driver):
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if name in ("gcs_server", "raylet"):
+            found.append(pid)
+    return found
+
+
+def _trials(root: Path, run_id: str) -> tuple[int, int, int, datetime | None]:
+    rows = run_sql(root, "select count(*), count(distinct trial_id), "
+                         "count(*) filter (where status <> 'incomplete'), max(finished_at) "
+                         f"from trials where run_id = '{run_id}'").rows
+    count, distinct, final, latest = rows[0]
+    return int(count), int(distinct), int(final), latest
+
+
+@pytest.mark.slow
+def test_a_lost_ray_head_keeps_finished_trials_and_ends_with_the_resume_command(
+        prefect_harness: None, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = home / "warehouse"
+    suite = tmp_path / "small.jsonl"
+    lines = MEETING_SUITE.read_text("utf-8").splitlines()[:SCENARIOS]
+    suite.write_text("\n".join(lines) + "\n", "utf-8")
+    spec = tmp_path / "slow.yaml"
+    spec.write_text(SPEC.format(suite=suite, repeats=REPEATS), "utf-8")
+    ray_dir = tempfile.mkdtemp(prefix="as-head-", dir="/tmp")  # Ray's socket paths stay short
+    env = _env(home, ray_dir)
+    batches = root / "trials" / "run_id=headless"
+    driver = subprocess.Popen([str(BIN / "agentsweep"), "run", "--spec", str(spec), "--run-id",
+                               "headless"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(batches.glob("*.parquet")) and time.monotonic() < deadline:
+            assert driver.poll() is None, driver.communicate()
+            time.sleep(0.1)
+        assert list(batches.glob("*.parquet")), "no trial was written within 120 s"
+        time.sleep(6)  # trials go on finishing; the next write is due
+        head = _head_processes(driver.pid)
+        assert len(head) == 2, head
+        killed_at = datetime.now(UTC)
+        for pid in head:
+            os.kill(pid, signal.SIGKILL)
+        # Ray alone would hold the driver 60 s; the head watch ends it in seconds
+        out, err = driver.communicate(timeout=45)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+    assert driver.returncode == 3, (out, err)
+    errors = [line for line in err.splitlines() if line.strip()]
+    assert len(errors) == 1, err
+    assert errors[0].startswith("error: stopped: the Ray head at 127.0.0.1:")
+    assert "every finished one is saved" in errors[0]
+    assert errors[0].endswith("then: agentsweep run --run-id headless --resume")
+    assert "Traceback" not in out + err
+    count, distinct, final, latest = _trials(root, "headless")
+    assert 0 < count == distinct == final < GRID
+    assert latest is not None
+    # every trial that had answered a while before the kill was written (not 60 s of them lost)
+    assert (killed_at - latest).total_seconds() < 5, (killed_at, latest)
+
+    resumed = subprocess.run([str(BIN / "agentsweep"), "run", "--run-id", "headless",
+                              "--resume"], env=env, capture_output=True, text=True,
+                             timeout=240, check=False)
+    assert resumed.returncode == 0, (resumed.stdout, resumed.stderr)
+    assert _trials(root, "headless")[:3] == (GRID, GRID, GRID)
+    shutil.rmtree(ray_dir, ignore_errors=True)
