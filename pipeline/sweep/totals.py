@@ -27,10 +27,12 @@ class RunTotals:
     def trials(self) -> int:
         return self.passed + self.failed + self.agent_errors + self.incomplete
 
+    def counts(self) -> str:
+        return (f"{self.passed} passed, {self.failed} failed, {self.agent_errors} agent errors, "
+                f"{self.incomplete} incomplete (of {self.trials} trials)")
+
     def line(self, run_id: str, exit_code: int) -> str:
-        return (f"run {run_id}: {self.passed} passed, {self.failed} failed, {self.agent_errors} "
-                f"agent errors, {self.incomplete} incomplete (of {self.trials} trials); "
-                f"exit {exit_code}")
+        return f"run {run_id}: {self.counts()}; exit {exit_code}"
 
 
 def run_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> RunTotals:
