@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 PROGRESS_SWITCH = "AGENTSWEEP_PROGRESS"
 LOG_EVERY_S = 10.0
+TICK_S = 1.0
+"""How often the ticking thread looks whether a line is due (real time only)."""
 NUMBERS_WIDTH = 56
 """Cells the bar's numbers take (done/total, not passed, retrying, elapsed, ETA), with room."""
 
@@ -84,22 +86,24 @@ class SweepProgress:
     ``failed`` (complete, a check failed), ``agent_errors`` (agent error or limit),
     ``incomplete`` (after the last attempt); ``retrying`` = waiting for a retry.
 
-    ``stream`` (default: ``plain_stream()``) gets the plain lines; ``clock`` (monotonic
-    seconds) times them, and ``tick`` says a line when ``LOG_EVERY_S`` passed without one (a
-    thread calls it while the sweep runs; a test calls it with its own clock)."""
+    ``stream`` (default: ``plain_stream()``) gets the plain lines; ``tick`` says a line when
+    ``LOG_EVERY_S`` passed without one. On real time (``clock`` None) a thread ticks every
+    second while the sweep runs; with a ``clock`` given (monotonic seconds: a test's), the
+    caller ticks."""
 
     def __init__(self, total: int, description: str = "trials",
                  enabled: bool | None = None, log: Callable[[str], None] | None = None,
                  stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] | None = None) -> None:
         self.total = total
         self.done = 0
         self.passed = 0
         self.failed = 0
         self.agent_errors = 0
         self.incomplete = 0
-        self._clock = clock
-        self._started = clock()
+        self._ticking_thread = clock is None
+        self._clock = clock or time.monotonic
+        self._started = self._clock()
         self._said_at = self._started
         self._next_said = self._step()
         self._retrying: set[str] = set()
@@ -142,7 +146,7 @@ class SweepProgress:
             self._bar.__enter__()
             self._task = self._bar.add_task(self._description, total=self.total,
                                             not_passed=0, retrying=0)
-        if self._sinks and self._clock is time.monotonic:
+        if self._sinks and self._ticking_thread:
             threading.Thread(target=self._ticking, name="sweep-progress", daemon=True).start()
         return self
 
@@ -199,7 +203,7 @@ class SweepProgress:
             self._say()
 
     def _ticking(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(TICK_S):
             self.tick()
 
     def _say(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -66,6 +67,20 @@ def test_the_time_alone_says_a_line_while_trials_are_slow() -> None:
     assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["1/100", "2/100", "3/100",
                                                                       "3/100"]
     assert lines[-1].endswith("30 s elapsed, ETA 970 s")
+
+
+def test_on_real_time_a_thread_says_lines_while_no_trial_finishes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module, "LOG_EVERY_S", 0.2)
+    monkeypatch.setattr(progress_module, "TICK_S", 0.02)
+    stream = io.StringIO()
+    with SweepProgress(5, "run idle", enabled=False, stream=stream):
+        deadline = time.monotonic() + 10
+        while stream.getvalue().count("\n") < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 3 and all(" 0/5 trials done: " in line for line in lines)
+    assert lines[0].endswith("ETA unknown")
 
 
 class _Stream(io.StringIO):
