@@ -128,3 +128,21 @@ def test_compare_previews_the_gate_and_names_the_command(root: Path,
     assert "gate preview: " in out
     assert f"`agentsweep gate {CAND} --baseline {BASE}` applies it (exit" in out
     assert "\ngate: " not in out
+
+
+def test_an_atom_is_cut_with_an_ellipsis_only_when_the_table_would_not_fit_whole(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check = "argument:*.starts_at=" + '"2026-08-07T16:00:00+03:00"@2..' + "x" * 10
+    rows = [("C2", MUTANT, check, 3)]
+
+    def show(width: int) -> str:
+        monkeypatch.setenv("COLUMNS", str(width))
+        capsys.readouterr()
+        print_table(make_console(), ("scenario_id", "model", "check", "trials"), rows)
+        return capsys.readouterr().out
+
+    assert check in show(200)
+    narrow = show(110)  # whole it needs 120 columns; cut at 48 cells, 106
+    assert check not in narrow and check[:47] + "…" in narrow and MUTANT in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 110
+    assert f"check:       {check}" in show(80)  # records: whole again
