@@ -408,7 +408,7 @@ def schema(
     for path in stale:
         err_console.print(f"{path}: out of date (run `agentsweep schema --write`)")
     if stale:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
     console.print("schema files are up to date")
 
 
@@ -499,12 +499,12 @@ def verify_suite(
     wrong = _verify_conditions(conditions, memory_mode or ["chat"]) if conditions else 0
     if not suites:
         if wrong:
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.BLOCKED)
         return
     cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
     bad = _print_mutation_cells(cells)
     if bad or wrong:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 def _print_mutation_cells(cells: list[Any]) -> int:
@@ -554,7 +554,7 @@ def lint_suite(
     console.print(f"{sum(len(s.scenarios) for s in cases)} case(s) in {len(cases)} cases "
                   f"suite(s), {len(findings)} undefined outcome code(s)")
     if findings:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
@@ -654,7 +654,7 @@ def warehouse_check() -> None:
         err_console.print(f"{item.path}: {item.problem}", markup=False, soft_wrap=True)
     console.print(f"{count} file(s) under {root}: {len(damaged)} damaged", markup=False)
     if damaged:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 @checks_app.command(name="calibrate")

@@ -145,8 +145,8 @@ def compare_main(root: Path, options: DecideOptions, console: Console, err: Cons
     if options.fail_on_new_regression and decision.regressions():
         cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
         err.print(f"new regression(s): {cells}", markup=False, soft_wrap=True)
-        return 1
-    return 0
+        return ExitCode.BLOCKED
+    return ExitCode.OK
 
 
 def gate_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:

@@ -292,7 +292,7 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
                            f"continue with: agentsweep run --run-id {outcome.run_id} --resume",
                            markup=False, soft_wrap=True)
         return ExitCode.INCOMPLETE
-    return 0
+    return ExitCode.OK
 
 
 def _print_reasons(root: Path, run_id: str, terminal: Terminal) -> None:
