@@ -85,7 +85,7 @@ def _share(fits: list[ColumnFit], room: int) -> list[ColumnFit]:
 
 def fitted_table(title: Text | None, headers: Sequence[Text], rows: Sequence[Sequence[Text]],
                  fits: Sequence[ColumnFit], row_styles: Sequence[str] | None = None) -> Table:
-    table = Table(title=title)
+    table = Table(title=title, title_justify="left")
     for header, fit in zip(headers, fits, strict=True):
         table.add_column(header, width=fit.width, min_width=fit.min_width, no_wrap=fit.atom,
                          overflow="ellipsis" if fit.atom else "fold")
