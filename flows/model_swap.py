@@ -153,7 +153,8 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
     gate_record = outcome.decision["gate"]
     assert isinstance(gate_record, dict)
     print(f"decision record: {outcome.record} (and the comparisons table)")
-    print(f"model swap {outcome.baseline} -> {outcome.candidate}: {gate_record['verdict']}")
+    print(f"model swap {outcome.baseline} -> {outcome.candidate}: {gate_record['verdict']} "
+          f"(exit {outcome.exit_code})")
     for reason in gate_record["reasons"]:
         print(f"  - {reason}")
     return outcome.exit_code

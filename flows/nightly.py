@@ -46,6 +46,7 @@ from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome
+from pipeline.sweep.totals import run_totals
 from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
 
 CRON = "0 2 * * *"
@@ -165,7 +166,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
         print(f"REGRESSED: run {comparison.candidate} against {comparison.baseline}: "
               f"{len(comparison.regressed_cells())} regressed cell(s): "
               f"{'; '.join(comparison.regressed_cells())}; report: {comparison.report}; "
-              f"HTML: {html_path(comparison)}", file=sys.stderr)
+              f"HTML: {html_path(comparison)}; exit {ExitCode.BLOCKED}", file=sys.stderr)
         return ExitCode.BLOCKED
     except RunLocked as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -188,6 +189,8 @@ def _verdict(result: NightlyOutcome) -> int:
     against = f"against {comparison.baseline}" if comparison else "no baseline to compare with"
     incomplete = result.sweep.statuses.get("incomplete", 0)
     verdict = "INCOMPLETE" if incomplete or result.sweep.stopped else "PASS"
+    code = ExitCode.INCOMPLETE if verdict == "INCOMPLETE" else ExitCode.OK
+    totals = run_totals(result.sweep.summary_columns, result.sweep.summary_rows)
     print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
           f"{comparison.report if comparison else 'none'}; HTML report: {result.html}")
     stopped = result.sweep.stopped
@@ -196,8 +199,9 @@ def _verdict(result: NightlyOutcome) -> int:
           + (f"; stopped: {stopped.reason}. {stopped.remedy}, then resume with agentsweep "
              f"run --run-id {result.run_id} --resume" if stopped else "")
           + (f"; {incomplete} trial(s) incomplete: resume with agentsweep run --run-id "
-             f"{result.run_id} --resume" if incomplete and not stopped else ""))
-    return ExitCode.INCOMPLETE if verdict == "INCOMPLETE" else ExitCode.OK
+             f"{result.run_id} --resume" if incomplete and not stopped else "")
+          + f"; trials: {totals.counts()}; exit {code}")
+    return code
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,7 @@
 """The failure map of a run (the unstated-conditions method) as terminal tables: one per (model,
-memory mode, prompt),
-rows = conditions grouped by type, columns = the five delivery formats and the bare repeat, a
-cell = k failures of n attempts; a zero always with its n and the rule-of-three bound. A row
+memory mode, prompt), rows = conditions grouped by type, columns = the five delivery formats and
+the bare repeat, a cell = ``failures k/n``: k failures of n attempts (the title says so: every
+other table's k/n counts passes); a zero always with its n and the rule-of-three bound. A row
 whose allowed twin was not executed every time is greyed and says why it is not counted. The
 numbers are the ``failure_map`` and ``condition_decisions`` views' (the SQL a user can run).
 """
@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from rich.table import Table
 
 from warehouse.query import run_named
 from warehouse.schema import MAP_COLUMNS
@@ -74,22 +72,32 @@ def _said(cells: Sequence[Row]) -> str:
     return f"{said} ({unread} unread)" if unread else said
 
 
-def render_group(group: MapGroup) -> Table:
-    table = Table(title=f"failure map: {group.provenance()}", title_justify="left")
-    for column in ("type", "condition", "enforced", *MAP_COLUMNS, "twin", "said", "decision"):
-        table.add_column(column, overflow="fold")
+@dataclass(frozen=True)
+class MapTable:
+    """One group's map as a table to print: cells count failures (``failures k/n``)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_styles: tuple[str, ...]
+    """``dim`` for a row that is not counted (its allowed twin was not always executed)."""
+
+
+def map_table(group: MapGroup) -> MapTable:
+    rows, styles = [], []
     for decision in group.decisions:
         condition = decision["condition_id"]
         cells = {c["format"]: c for c in group.cells if c["condition_id"] == condition}
         texts = [cell_text(int(c["k"]), int(c["n"]), c["upper_bound"]) if c else "-"
                  for c in (cells.get(name) for name in MAP_COLUMNS)]
         twin = f"{decision['twin_k']}/{decision['twin_n']}"
-        counted = bool(decision["counted"])
-        table.add_row(str(decision["condition_type"]), str(condition),
-                      str(decision["enforced"]), *texts, twin, _said(list(cells.values())),
-                      f"{str(decision['decision']).replace('_', ' ')}: {decision['why']}",
-                      style=None if counted else "dim")
-    return table
+        rows.append((str(decision["condition_type"]), str(condition), str(decision["enforced"]),
+                     *texts, twin, _said(list(cells.values())),
+                     f"{str(decision['decision']).replace('_', ' ')}: {decision['why']}"))
+        styles.append("" if decision["counted"] else "dim")
+    return MapTable(f"failure map, failures k/n (twin: executed k/n): {group.provenance()}",
+                    ("type", "condition", "enforced", *MAP_COLUMNS, "twin", "said", "decision"),
+                    tuple(rows), tuple(styles))
 
 
 def excluded_note(groups: Sequence[MapGroup]) -> str | None:

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import RenderableType
-from rich.table import Table
+from rich.text import Text
 
 from pipeline.cli.interop import app as import_app
 from pipeline.cli.interop import export_app
@@ -16,7 +15,7 @@ from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
 from pipeline.cli.outputs import Force, checked_output
 from pipeline.cli.tables import cell as text_cell
-from pipeline.cli.tables import make_console
+from pipeline.cli.tables import make_console, print_table
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 
@@ -373,14 +372,15 @@ def _report_html(run_id: str, output: Path | None, baseline: str | None, config:
 
 
 def _print_failure_map(run_id: str) -> None:
-    from reports.failure_map import excluded_note, load_failure_map, render_group
+    from reports.failure_map import excluded_note, load_failure_map, map_table
 
     groups = load_failure_map(hygiene.warehouse_root(), run_id)
     if not groups:
         _fail(f"run {run_id!r} has no condition trials (run a conditions suite: "
               "docs/conditions.md)")
     for group in groups:
-        console.print(render_group(group))
+        table = map_table(group)
+        print_table(console, table.columns, table.rows, table.title, table.row_styles)
     note = excluded_note(groups)
     if note is not None:
         console.print(note, markup=False)
@@ -408,7 +408,7 @@ def schema(
     for path in stale:
         err_console.print(f"{path}: out of date (run `agentsweep schema --write`)")
     if stale:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
     console.print("schema files are up to date")
 
 
@@ -499,29 +499,27 @@ def verify_suite(
     wrong = _verify_conditions(conditions, memory_mode or ["chat"]) if conditions else 0
     if not suites:
         if wrong:
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.BLOCKED)
         return
     cells = verify(suites, modes, tools=tools)  # type: ignore[arg-type]
     bad = _print_mutation_cells(cells)
     if bad or wrong:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 def _print_mutation_cells(cells: list[Any]) -> int:
     """The mutation matrix (scenario x mode x reference model); the number of wrong cells."""
     models = sorted({c.model for c in cells}, key=lambda m: (m != "reference/golden", m))
-    table = Table(title="mutation verification: scenario x mode x reference model")
-    table.add_column("scenario / mode")
-    for model in models:
-        table.add_column(model.removeprefix("reference/"), overflow="fold")
     by_key = {(c.scenario_id, c.mode, c.model): c for c in cells}
+    rows: list[list[Text]] = []
     for scenario_id, mode in sorted({(c.scenario_id, c.mode) for c in cells}):
-        row: list[RenderableType] = []
+        row = [text_cell(f"{scenario_id} / {mode}")]
         for model in models:
             cell = by_key[(scenario_id, mode, model)]
             row.append(text_cell(cell.label(), "green" if cell.ok else "bold red"))
-        table.add_row(text_cell(f"{scenario_id} / {mode}"), *row)
-    console.print(table)
+        rows.append(row)
+    print_table(console, ["scenario / mode", *(m.removeprefix("reference/") for m in models)],
+                rows, "mutation verification: scenario x mode x reference model")
     bad = [c for c in cells if not c.ok]
     console.print(f"{len(cells)} cells, {len(bad)} wrong")
     for cell in bad:
@@ -556,7 +554,7 @@ def lint_suite(
     console.print(f"{sum(len(s.scenarios) for s in cases)} case(s) in {len(cases)} cases "
                   f"suite(s), {len(findings)} undefined outcome code(s)")
     if findings:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
@@ -566,14 +564,10 @@ def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
     from pipeline.verify.conditions import verify_conditions
 
     checks = verify_conditions(suites, modes)  # type: ignore[arg-type]
-    table = Table(title="conditions verification: each reference agent's failure map "
-                        "(through the failure_map view)")
-    table.add_column("condition / mode")
-    for agent in CONDITION_AGENTS:
-        table.add_column(agent, overflow="fold")
     keys = list(dict.fromkeys((c.condition_id, c.mode) for c in checks))
+    rows: list[list[Text]] = []
     for condition, mode in keys:
-        row = []
+        row = [text_cell(f"{condition} / {mode}")]
         for agent in CONDITION_AGENTS:
             mine = [c for c in checks if (c.agent, c.condition_id, c.mode) ==
                     (agent, condition, mode)]
@@ -582,8 +576,10 @@ def _verify_conditions(suites: list[Any], modes: list[str]) -> int:
             row.append(text_cell(decision, "green") if not bad else text_cell(
                 "; ".join(f"{c.column}: {c.actual} (expected {c.expected})" for c in bad),
                 "bold red"))
-        table.add_row(text_cell(f"{condition} / {mode}"), *row)
-    console.print(table)
+        rows.append(row)
+    print_table(console, ["condition / mode", *CONDITION_AGENTS], rows,
+                "conditions verification: each reference agent's failure map (through the "
+                "failure_map view)")
     wrong = [c for c in checks if not c.ok]
     console.print(f"{len(checks)} map cells, {len(wrong)} wrong")
     for check in wrong:
@@ -658,7 +654,7 @@ def warehouse_check() -> None:
         err_console.print(f"{item.path}: {item.problem}", markup=False, soft_wrap=True)
     console.print(f"{count} file(s) under {root}: {len(damaged)} damaged", markup=False)
     if damaged:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BLOCKED)
 
 
 @checks_app.command(name="calibrate")
@@ -690,23 +686,21 @@ def checks_calibrate(
 
 
 def _print_calibration(result: Any) -> None:
-    table = Table(title=f"check calibration: {result.trials} trial(s) read by a person")
-    for column in ("verdicts", "check kind", "labelled", "agree", "agreement", "false alarms",
-                   "misses"):
-        table.add_column(column)
+    rows: list[list[Any]] = []
     for source in ("recorded", "today"):
         kinds = result.by_kind.get(source, {})
         for kind in sorted(kinds):
             tally = kinds[kind]
-            table.add_row(source, text_cell(kind), str(tally.labelled), str(tally.agree),
-                          f"{tally.agreement:.0%}", str(tally.false_alarms), str(tally.misses))
+            rows.append([source, kind, tally.labelled, tally.agree, f"{tally.agreement:.0%}",
+                         tally.false_alarms, tally.misses])
         total = result.total(source)
         if total.labelled:
-            table.add_row(text_cell(source, "bold"), text_cell("all", "bold"),
-                          str(total.labelled), str(total.agree),
-                          text_cell(f"{total.agreement:.1%}", "bold"),
-                          str(total.false_alarms), str(total.misses))
-    console.print(table)
+            rows.append([text_cell(source, "bold"), text_cell("all", "bold"), total.labelled,
+                         total.agree, text_cell(f"{total.agreement:.1%}", "bold"),
+                         total.false_alarms, total.misses])
+    print_table(console, ("verdicts", "check kind", "labelled", "agree", "agreement",
+                          "false alarms", "misses"), rows,
+                f"check calibration: {result.trials} trial(s) read by a person")
     for item in result.disagreements:
         what = "false alarm" if not item.check_passed else "miss"
         label = item.label

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from pipeline.catalog import CatalogError
-from pipeline.cli.tables import cell
+from pipeline.cli.tables import print_table
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.errors import ExitCode
 from reports import (
@@ -28,22 +28,22 @@ from reports import (
 )
 from warehouse.writer import WarehouseError
 
+TRANSITION_COLUMNS = ("scenario", "model", "prompt", "memory", "critical", "passes base -> cand",
+                      "class", "pass^k cand (k=1..n)")
 
-def _print_table(console: Console, decision: Decision) -> None:
-    from rich.table import Table
 
-    table = Table(title=cell(f"{decision.candidate} vs {decision.baseline}: transitions "
-                             "(paired repeats)"))
-    for column in ("scenario", "model", "prompt", "memory", "critical", "base -> cand",
-                   "class", "pass^k cand (k=1..n)"):
-        table.add_column(column)
+def _print_table(console: Console, decision: Decision, gate: str) -> None:
+    """The comparison's tables, notes and interval, and the gate's verdict as a preview (the
+    command ``gate`` applies it)."""
+    rows = []
     for t in decision.transitions:
         model = (t.candidate_model if t.baseline_model == t.candidate_model
                  else f"{t.baseline_model} -> {t.candidate_model}")
-        table.add_row(*map(cell, (t.scenario_id, model, t.prompt_id, t.memory_mode,
-                                  "yes" if t.critical else "", t.label, t.transition,
-                                  " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1]))))
-    console.print(table)
+        rows.append((t.scenario_id, model, t.prompt_id, t.memory_mode,
+                     "yes" if t.critical else "", t.label, t.transition,
+                     " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1])))
+    print_table(console, TRANSITION_COLUMNS, rows,
+                f"{decision.candidate} vs {decision.baseline}: transitions (paired repeats)")
     _print_deltas(console, decision)
     for change in decision.changes:
         state = (f"reviewed: {change.review.reason}" if change.review else
@@ -57,7 +57,7 @@ def _print_table(console: Console, decision: Decision) -> None:
                       f"{interval.confidence:.0%} interval [{interval.low:+.3f}, "
                       f"{interval.high:+.3f}] (seed {interval.seed}, {interval.resamples} "
                       "resamples)", markup=False)
-    _print_verdict(console, decision)
+    _print_verdict(console, decision, preview_of=gate)
 
 
 def _fmt(value: float | None) -> str:
@@ -65,20 +65,30 @@ def _fmt(value: float | None) -> str:
 
 
 def _print_deltas(console: Console, decision: Decision) -> None:
-    from rich.table import Table
-
-    table = Table(title="usage per trial (unknown stays unknown)")
-    for column in ("figure", "baseline", "candidate", "delta", "delta %"):
-        table.add_column(column)
-    for d in decision.deltas:
-        table.add_row(d.figure, _fmt(d.baseline), _fmt(d.candidate), _fmt(d.delta),
-                      _fmt(d.percent))
-    console.print(table)
+    rows = [(d.figure, _fmt(d.baseline), _fmt(d.candidate), _fmt(d.delta), _fmt(d.percent))
+            for d in decision.deltas]
+    print_table(console, ("figure", "baseline", "candidate", "delta", "delta %"), rows,
+                "usage per trial (unknown stays unknown)")
 
 
-def _print_verdict(console: Console, decision: Decision) -> None:
+def gate_command(options: DecideOptions) -> str:
+    """The ``agentsweep gate`` command that applies the verdict a comparison previews."""
+    words = ["agentsweep gate", options.candidate, "--baseline", options.baseline]
+    for flag, value in (("--config", options.config), ("--review", options.review)):
+        if value is not None:
+            words += [flag, str(value)]
+    words += [f"--catalog {c}" for c in options.catalogs]
+    return " ".join(words)
+
+
+def _print_verdict(console: Console, decision: Decision, preview_of: str | None = None) -> None:
+    """The gate's verdict and its exit code; as a preview (``compare``, which exits 0 whatever
+    the verdict), with the command that applies it."""
     gate = decision.gate
-    console.print(f"gate: {gate.verdict.upper()} (exit {gate.exit_code})", markup=False)
+    verdict = gate.verdict.upper()
+    console.print(f"gate: {verdict} (exit {gate.exit_code})" if preview_of is None else
+                  f"gate preview: {verdict}; `{preview_of}` applies it (exit {gate.exit_code})",
+                  markup=False, soft_wrap=True)
     for reason in gate.reasons:
         console.print(f"  - {reason}", markup=False, soft_wrap=True)
     for note in gate.notes:
@@ -95,7 +105,7 @@ def _emit(root: Path, decision: Decision, options: DecideOptions, console: Conso
     elif verdict_only:
         _print_verdict(console, decision)
     else:
-        _print_table(console, decision)
+        _print_table(console, decision, gate_command(options))
 
 
 def _decided(root: Path, options: DecideOptions, err: Console) -> Decision | None:
@@ -135,8 +145,8 @@ def compare_main(root: Path, options: DecideOptions, console: Console, err: Cons
     if options.fail_on_new_regression and decision.regressions():
         cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
         err.print(f"new regression(s): {cells}", markup=False, soft_wrap=True)
-        return 1
-    return 0
+        return ExitCode.BLOCKED
+    return ExitCode.OK
 
 
 def gate_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:

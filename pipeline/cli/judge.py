@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
-from rich.table import Table
 
 from pipeline.cli.outputs import Force, checked_output
-from pipeline.cli.tables import make_console, print_rows
+from pipeline.cli.tables import make_console, print_rows, print_table
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
 
@@ -182,15 +181,11 @@ def _print_calibration(result: Any, labelled: int) -> None:
     model, rubric_id, version, sha = result.key
     confusion = result.confusion
     verdicts: Sequence[str] = get_args(HumanVerdict)
-    table = Table(title=f"judge {model}, rubric {rubric_id} v{version} ({sha[:12]}): "
-                  f"{confusion.total} of {labelled} labelled trial(s) with a judge verdict")
-    table.add_column("person \\ judge")
-    for verdict in verdicts:
-        table.add_column(f"judge {verdict}")
-    for verdict in verdicts:
-        table.add_row(f"person {verdict}", *(str(confusion.count(verdict, other))
-                                             for other in verdicts))
-    console.print(table)
+    print_table(console, ["person \\ judge", *(f"judge {v}" for v in verdicts)],
+                [[f"person {verdict}", *(confusion.count(verdict, other) for other in verdicts)]
+                 for verdict in verdicts],
+                f"judge {model}, rubric {rubric_id} v{version} ({sha[:12]}): "
+                f"{confusion.total} of {labelled} labelled trial(s) with a judge verdict")
     agreement, kappa = confusion.agreement, confusion.kappa
     console.print(f"agreement {agreement:.3f}" if agreement is not None else "agreement n/a",
                   f"Cohen's kappa {kappa:.3f}" if kappa is not None else

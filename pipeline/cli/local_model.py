@@ -7,9 +7,8 @@ import threading
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from pipeline.cli.tables import make_console
+from pipeline.cli.tables import make_console, print_table
 from pipeline.errors import ExitCode
 from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
 from pipeline.local.server import RUNTIME_MISSING, runtime_installed
@@ -29,14 +28,11 @@ def _fail(message: str) -> None:
 @app.command(name="list")
 def list_models() -> None:
     """The bundled local models, their pinned hashes and whether their weights are cached."""
-    table = Table(title=f"local models (cache: {model_cache()})")
-    for column in ("name", "aliases", "gguf sha256", "size", "cached", "what it is"):
-        table.add_column(column, overflow="fold")
-    for spec in local_models():
-        table.add_row(spec.model_id, ", ".join(f"{LOCAL_PROVIDER}/{a}" for a in spec.aliases),
-                      spec.gguf_sha256[:16] + "…", f"{spec.gguf_bytes / 1e9:.2f} GB",
-                      "yes" if gguf_path(spec).exists() else "no", spec.title)
-    console.print(table)
+    rows = [(spec.model_id, ", ".join(f"{LOCAL_PROVIDER}/{a}" for a in spec.aliases),
+             spec.gguf_sha256[:16] + "…", f"{spec.gguf_bytes / 1e9:.2f} GB",
+             "yes" if gguf_path(spec).exists() else "no", spec.title) for spec in local_models()]
+    print_table(console, ("name", "aliases", "gguf sha256", "size", "cached", "what it is"),
+                rows, f"local models (cache: {model_cache()})")
 
 
 @app.command()

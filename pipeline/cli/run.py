@@ -153,11 +153,22 @@ class Terminal:
     err: Console
 
 
-def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
-    """Run the prepared sweep; the exit code."""
+@dataclass(frozen=True)
+class Ending:
+    """How a run ends: its exit code and, when its trials were counted, its last line (passed,
+    failed, agent errors, incomplete, the exit code), said after everything else."""
+
+    code: int
+    last_line: str | None = None
+
+
+def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
+    """Run the prepared sweep; its exit code and last line."""
     config = prepared.config
-    if config.resume and _nothing_left(prepared, terminal):
-        return 0
+    if config.resume:
+        ending = _nothing_left(prepared, terminal)
+        if ending is not None:
+            return ending
     mark("starting the Prefect flow")
     from flows.sweep import run_sweep
     from pipeline.execution.executor import RayStartError
@@ -169,13 +180,15 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> int:
     try:
         outcome = run_sweep(prepared, "adhoc")
     except RayStartError as exc:
-        terminal.err.print(f"error: {exc}; nothing ran. Continue later with: agentsweep run "
-                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
-        return ExitCode.INCOMPLETE
+        terminal.err.print(f"error: {exc}; nothing ran (exit {ExitCode.INCOMPLETE}). Continue "
+                           f"later with: agentsweep run --run-id {config.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return Ending(ExitCode.INCOMPLETE)
     except KeyboardInterrupt:
-        terminal.err.print(f"interrupted: what finished is saved; continue with: agentsweep run "
-                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
-        return ExitCode.INTERRUPTED
+        terminal.err.print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; "
+                           f"continue with: agentsweep run --run-id {config.run_id} --resume",
+                           markup=False, soft_wrap=True)
+        return Ending(ExitCode.INTERRUPTED)
     finally:
         signal.signal(signal.SIGINT, previous)
     mark("done")
@@ -243,16 +256,29 @@ def _quiet_interrupt(signum: int, frame: Any) -> None:
     signal.default_int_handler(signum, frame)
 
 
-def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> int:
+def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> Ending:
+    """The summary, why trials did not pass, what stopped the run; the exit code and the last
+    line (how the run's trials ended), for ``main`` to say last."""
+    from pipeline.sweep.totals import run_totals
+
+    code = _report(config, outcome, terminal)
+    totals = run_totals(outcome.summary_columns, outcome.summary_rows)
+    return Ending(code, totals.line(outcome.run_id, code))
+
+
+def grid_line(grid_size: int, executed: int, skipped: int) -> str:
+    return f"grid {grid_size} trials: executed {executed}, skipped {skipped} (already final)"
+
+
+def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> int:
     from pipeline.cli.tables import print_summary
 
     if outcome.summary_rows or outcome.stopped is None:
         print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
                       f"pass rate, run {outcome.run_id}")
     if outcome.stopped is None:
-        statuses = ", ".join(f"{k}={v}" for k, v in sorted(outcome.statuses.items())) or "none"
-        terminal.out.print(f"grid {outcome.grid_size} trials; executed {outcome.executed} "
-                           f"({statuses}); skipped {outcome.skipped} already final")
+        terminal.out.print(grid_line(outcome.grid_size, outcome.executed, outcome.skipped),
+                           markup=False, highlight=False)
     _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
         terminal.err.print(f"error: stopped: {outcome.stopped.reason}; what was not saved runs "
@@ -275,7 +301,7 @@ def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> in
                            f"continue with: agentsweep run --run-id {outcome.run_id} --resume",
                            markup=False, soft_wrap=True)
         return ExitCode.INCOMPLETE
-    return 0
+    return ExitCode.OK
 
 
 def _print_reasons(root: Path, run_id: str, terminal: Terminal) -> None:
@@ -295,7 +321,7 @@ def _config_error(root: Path, run_id: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> bool:
+def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> Ending | None:
     """A resume with every trial already final: say so and stop, starting neither Prefect nor
     Ray (nothing would run; no flow run or runs row is recorded for it)."""
     from pipeline.cli.tables import print_summary
@@ -303,12 +329,14 @@ def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> bool:
 
     sweep_plan = prepared.plan
     if sweep_plan.pending:
-        return False
+        return None
+    from pipeline.sweep.totals import run_totals
+
     columns, rows = summarize(prepared.config.warehouse, sweep_plan.run_id)
     print_summary(terminal.out, columns, rows, f"pass rate, run {sweep_plan.run_id}")
-    terminal.out.print(f"grid {sweep_plan.grid_size} trials; executed 0 (none); skipped "
-                       f"{sweep_plan.skipped} already final")
-    return True
+    terminal.out.print(grid_line(sweep_plan.grid_size, 0, sweep_plan.skipped), markup=False,
+                       highlight=False)
+    return Ending(ExitCode.OK, run_totals(columns, rows).line(sweep_plan.run_id, ExitCode.OK))
 
 
 def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal) -> None:
@@ -328,10 +356,12 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         config = build_config(options)
         prepared = prepare(config, append=options.append,
                            say=lambda text: terminal.out.print(text, markup=False))
-        code = execute(prepared, terminal)
+        ending = execute(prepared, terminal)
         if options.junit is not None:
             write_run_junit(config.warehouse, config.run_id, options.junit, terminal)
-        return code
+        if ending.last_line is not None:
+            terminal.out.print(ending.last_line, markup=False, highlight=False, soft_wrap=True)
+        return ending.code
     except RunLocked as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.BAD_INPUT

@@ -1,7 +1,9 @@
-"""Tables for the terminal (and CSV / JSON for pipes): they fit the width, never cut a value.
+"""Tables for the terminal (and CSV / JSON for pipes): they fit the width, never split a word.
 
-The width is the terminal's, else ``COLUMNS``, else 200 when output is piped. Cells wrap
-instead of being truncated (a model name is never cut to ``referenc…``). A summary drops the
+The width is the terminal's, else ``COLUMNS``, else 200 when output is piped. An id, a model, a
+scenario or a count is never wrapped (a model name is never cut to ``refer``/``ence``); text
+wraps between words; when the columns cannot all be read side by side the table prints as
+records, one block of ``column: value`` lines per row (pipeline.cli.fit). A summary drops the
 columns whose value is the same on every row and says them once in the title.
 
 Data is never markup: the consoles are made with ``markup=False`` (and no emoji codes), so a
@@ -22,9 +24,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from pipeline.cli.fit import column_fits, fitted_table, record_layout
 from pipeline.util.untrusted import visible
 
 PIPED_WIDTH = 200
@@ -40,8 +42,27 @@ def make_console(stderr: bool = False) -> Console:
 
 
 def cell(value: Any, style: str = "") -> Text:
-    """A table cell (or header, or title) as text, never markup; None as ``∅``."""
+    """A table cell (or header, or title) as text, never markup; None as ``∅``. A ``Text``
+    (a styled cell) is kept as it is."""
+    if isinstance(value, Text):
+        return value
     return Text(visible("∅" if value is None else str(value)), style=style)
+
+
+def print_table(console: Console, columns: Sequence[Any], rows: Sequence[Sequence[Any]],
+                title: str | None = None, row_styles: Sequence[str] | None = None) -> None:
+    """A table that fits the console's width, or its rows as records when it cannot."""
+    headers = [cell(c) for c in columns]
+    texts = [[cell(v) for v in row] for row in rows]
+    shown_title = cell(title) if title is not None else None
+    fits = column_fits(headers, texts, console.width)
+    if fits is not None:
+        console.print(fitted_table(shown_title, headers, texts, fits, row_styles))
+        return
+    if shown_title is not None:
+        console.print(shown_title)
+    for line in record_layout(headers, texts, row_styles) if texts else [cell("(no rows)")]:
+        console.print(line, overflow="fold")
 
 
 def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
@@ -56,12 +77,7 @@ def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
     else:
-        table = Table(title=cell(title) if title is not None else None)
-        for column in columns:
-            table.add_column(cell(column), overflow="fold")
-        for row in rows:
-            table.add_row(*(cell(v) for v in row))
-        console.print(table)
+        print_table(console, columns, rows, title)
 
 
 def print_summary(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],

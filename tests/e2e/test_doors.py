@@ -166,7 +166,7 @@ def test_the_model_swap_runs_keyless_on_the_stack_and_ends_with_the_verdict(
     assert _attached(state, pid)
     lines = out.strip().splitlines()
     verdict = next(i for i, line in enumerate(lines) if line.startswith("model swap swap-door-a"))
-    assert lines[verdict] == "model swap swap-door-a -> swap-door-b: block"
+    assert lines[verdict] == "model swap swap-door-a -> swap-door-b: block (exit 1)"
     assert all(line.startswith("  - ") for line in lines[verdict + 1:]) and lines[verdict + 1:]
     for run_id in ("swap-door-a", "swap-door-b"):
         [run] = _flow_runs(state, run_id)

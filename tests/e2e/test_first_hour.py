@@ -129,7 +129,7 @@ def test_a_run_id_is_never_silently_reused_and_resume_reuses_its_grid(tmp_path: 
              "already exists", "--resume", "--append")
     resumed = _agentsweep(home, "run", "--run-id", "taken", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "grid 1 trials; executed 0 (none); skipped 1 already final" in resumed.stdout
+    assert "grid 1 trials: executed 0, skipped 1 (already final)" in resumed.stdout
 
 
 SLOW_SPEC = """suites: ["{suite}"]
@@ -168,8 +168,8 @@ def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Pat
     assert time.monotonic() - interrupted < 10  # Ray's shutdown included
     assert driver.returncode == 130
     assert err.strip().splitlines() == [
-        "interrupted: what finished is saved; continue with: agentsweep run --run-id stopped "
-        "--resume"]
+        "interrupted (exit 130): what finished is saved; continue with: agentsweep run --run-id "
+        "stopped --resume"]
     resumed = _agentsweep(home, "run", "--run-id", "stopped", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "grid 12 trials" in resumed.stdout and "skipped" in resumed.stdout

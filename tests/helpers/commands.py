@@ -15,10 +15,12 @@ BIN = Path(sys.executable).parent
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment without Prefect, Ray or provider-key settings, with
-    ``AGENTSWEEP_HOME`` set to ``home`` and no progress bar; ``extra`` on top."""
+    ``AGENTSWEEP_HOME`` set to ``home`` and no progress; ``extra`` on top (it may turn progress
+    on again)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PREFECT_", "RAY_")) and not k.endswith("_API_KEY")}
-    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", **extra)
+    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0")
+    env.update(extra)
     return env
 
 

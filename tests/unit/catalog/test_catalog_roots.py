@@ -83,5 +83,6 @@ def test_a_sweep_runs_the_outside_domain_on_ray(outside: Path, tmp_path: Path) -
                           "--run-id", "outside"], env=env, capture_output=True, text=True,
                          timeout=300, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "executed 6 (complete=6)" in run.stdout
+    assert "grid 6 trials: executed 6" in run.stdout
+    assert run.stdout.strip().splitlines()[-1].endswith("0 incomplete (of 6 trials); exit 0")
     assert "D1" in run.stdout and "2/2" in run.stdout

@@ -191,9 +191,10 @@ def test_progress_counts_and_switch(spec: TrialSpec, monkeypatch: pytest.MonkeyP
     progress = SweepProgress(1, enabled=False)
     with progress:
         progress.attempt(book.settle(spec, 1, _result(spec, "incomplete", "timeout")))
-        assert (progress.done, progress.failed, progress.retrying) == (0, 0, 1)
+        assert (progress.done, progress.incomplete, progress.retrying) == (0, 0, 1)
         progress.attempt(book.settle(spec, 2, _result(spec, "incomplete", "timeout")))
-    assert (progress.done, progress.failed, progress.retrying) == (1, 1, 0)
+    assert (progress.done, progress.incomplete, progress.retrying) == (1, 1, 0)
+    assert (progress.passed, progress.failed, progress.not_passed) == (0, 0, 1)
     monkeypatch.setenv("AGENTSWEEP_PROGRESS", "0")
     assert not progress_enabled()
 

@@ -1,0 +1,148 @@
+"""Every terminal table at 80 and 200 columns, compared exactly with its snapshot under
+``snapshots/`` (``AGENTSWEEP_UPDATE_SNAPSHOTS=1`` writes them again; read the diff before
+committing). At 80 columns no line is wider than the terminal and no id, model or scenario is
+split: a table that cannot be read side by side prints as records (``column: value``)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers.table_fixtures import BASE, CAND, LONG_SCENARIO, MUTANT, map_group, write_runs
+
+from pipeline.cli.decide import compare_main
+from pipeline.cli.tables import make_console, print_rows, print_summary, print_table
+from pipeline.decide.decision import DecideOptions
+from reports.failure_map import map_table
+from warehouse.query import run_named
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+WIDTHS = (80, 200)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tables") / "warehouse"
+    write_runs(root)
+    return root
+
+
+def _report(name: str) -> Callable[[Path], None]:
+    def show(root: Path) -> None:
+        result = run_named(root, name, {"run_id": BASE})
+        print_rows(make_console(), result.columns, result.rows, "table",
+                   title=f"{name}, run {BASE}")
+    return show
+
+
+def _runs(root: Path) -> None:
+    result = run_named(root, "runs_list")
+    print_rows(make_console(), result.columns, result.rows, "table", title="runs")
+
+
+def _summary(root: Path) -> None:
+    result = run_named(root, "summary", {"run_id": BASE})
+    print_summary(make_console(), result.columns, result.rows, f"pass rate, run {BASE}")
+
+
+def _failure_map(root: Path) -> None:
+    table = map_table(map_group())
+    print_table(make_console(), table.columns, table.rows, table.title, table.row_styles)
+
+
+def _compare(root: Path) -> None:
+    console = make_console()
+    assert compare_main(root, DecideOptions(BASE, CAND), console, console) == 0
+
+
+TABLES: dict[str, Callable[[Path], None]] = {
+    "runs": _runs, "summary": _summary, "matrix": _report("matrix"),
+    "first_violations": _report("first_violations"), "pass_hat_k": _report("pass_hat_k"),
+    "failure_reasons": _report("failure_reasons"), "failure_map": _failure_map,
+    "compare": _compare,
+}
+
+
+def _render(name: str, width: int, root: Path, monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str]) -> str:
+    monkeypatch.setenv("COLUMNS", str(width))
+    capsys.readouterr()
+    TABLES[name](root)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_every_table_matches_its_snapshot(name: str, width: int, root: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = _render(name, width, root, monkeypatch, capsys)
+    snapshot = SNAPSHOTS / f"{name}-{width}.txt"
+    if os.environ.get("AGENTSWEEP_UPDATE_SNAPSHOTS") == "1":
+        snapshot.write_text(out, "utf-8")
+    assert out == snapshot.read_text("utf-8")
+    # the gate's verdict lines soft-wrap (a command stays one line to copy); tables never do
+    said = re.compile(r"gate preview: |  - |  note: ")
+    assert max(len(line) for line in out.splitlines() if not said.match(line)) <= width
+    assert "\x1b" not in out
+
+
+@pytest.mark.parametrize("name", ["runs", "summary", "matrix", "first_violations",
+                                  "pass_hat_k", "compare"])
+def test_at_80_columns_models_and_scenarios_stay_whole(name: str, root: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    out = _render(name, 80, root, monkeypatch, capsys)
+    assert MUTANT in out
+    if name not in ("runs", "pass_hat_k"):  # these two name no scenario
+        assert LONG_SCENARIO in out
+    assert not re.search(r"reference/mutant-stale-val?u?e?\s*[│|]\s*$", out, re.MULTILINE)
+
+
+def test_a_table_too_wide_for_80_columns_prints_records(root: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    narrow = _render("first_violations", 80, root, monkeypatch, capsys)
+    wide = _render("first_violations", 200, root, monkeypatch, capsys)
+    assert f"model:                 {MUTANT}" in narrow and "┃" not in narrow
+    assert "┃ scenario_id" in wide and "model:" not in wide
+
+
+def test_the_failure_map_says_it_counts_failures(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    out = _render("failure_map", 200, tmp_path, monkeypatch, capsys)
+    assert "failure map, failures k/n" in out and "1/10" in out
+
+
+def test_compare_previews_the_gate_and_names_the_command(root: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    out = _render("compare", 200, root, monkeypatch, capsys)
+    assert "gate preview: " in out
+    assert f"`agentsweep gate {CAND} --baseline {BASE}` applies it (exit" in out
+    assert "\ngate: " not in out
+
+
+def test_an_atom_is_cut_with_an_ellipsis_only_when_the_table_would_not_fit_whole(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check = "argument:*.starts_at=" + '"2026-08-07T16:00:00+03:00"@2..' + "x" * 10
+    rows = [("C2", MUTANT, check, 3)]
+
+    def show(width: int) -> str:
+        monkeypatch.setenv("COLUMNS", str(width))
+        capsys.readouterr()
+        print_table(make_console(), ("scenario_id", "model", "check", "trials"), rows)
+        return capsys.readouterr().out
+
+    assert check in show(200)
+    narrow = show(110)  # whole it needs 120 columns; cut at 48 cells, 106
+    assert check not in narrow and check[:47] + "…" in narrow and MUTANT in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 110
+    assert f"check:       {check}" in show(80)  # records: whole again

@@ -1,0 +1,31 @@
+"""The nightly's last line: its verdict, how the run's trials ended and the exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.table_fixtures import BASE, write_runs
+
+from flows.nightly import NightlyOutcome, _verdict
+from pipeline.sweep.stages import SweepOutcome, summarize
+
+
+@pytest.mark.parametrize(("statuses", "expected"), [
+    ({"complete": 12, "agent_error": 1}, ("PASS", 0)),
+    ({"complete": 11, "incomplete": 2}, ("INCOMPLETE", 3)),
+])
+def test_the_last_line_counts_the_trials_and_says_the_exit_code(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], statuses: dict[str, int],
+        expected: tuple[str, int]) -> None:
+    root = tmp_path / "warehouse"
+    write_runs(root)
+    columns, rows = summarize(root, BASE)
+    sweep = SweepOutcome(BASE, 13, 13, 0, statuses, columns, rows)
+    code = _verdict(NightlyOutcome(BASE, sweep, None))
+    verdict, exit_code = expected
+    assert code == exit_code
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith(f"{verdict}: nightly {BASE} no baseline to compare with")
+    assert last.endswith(f"; trials: 6 passed, 6 failed, 1 agent errors, 0 incomplete "
+                         f"(of 13 trials); exit {exit_code}")
