@@ -17,6 +17,12 @@ kind, exit codes and wall time; then whether the fault's invariants held:
 - concurrent-start the same run id started twice at once
 - canary-key       a key in the environment and a password in an api_base URL: grep every file
                    of the home (Prefect's database and WAL included) for them afterwards
+- ray-head-kill    the driver's Ray GCS server and raylet SIGKILLed mid-sweep: exit 3 in seconds
+                   with one line, trials finished 5 s before the kill saved; `--resume`
+- prefect-kill     the `agentsweep up` stack's Prefect server SIGKILLed mid-sweep: exit 3 with
+                   one line, every trial saved; `agentsweep up`, `--resume`
+- hostile-catalog  suites naming a domain by absolute path, by `../`, and through a symlink in a
+                   catalog root: each refused (exit 2) and the domain's code never imported
 
 Everything stays on 127.0.0.1. Options: ``--only name,name``, ``--repeats`` (grid size).
 """
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -424,6 +431,148 @@ def canary_key(repeats: int) -> Outcome:
     return expect_complete(tally(out, home, "f"))
 
 
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (by /proc parent links)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
+        found += kids
+        frontier += kids
+    return found
+
+
+def _named(pids: list[int], names: tuple[str, ...]) -> list[int]:
+    found = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() in names:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _latest_finished(home: Path, run_id: str) -> float | None:
+    files = sorted(str(p) for p in (home / "warehouse" / "trials" / f"run_id={run_id}")
+                   .glob("*.parquet"))
+    if not files:
+        return None
+    latest = duckdb.connect().execute("SELECT max(epoch(finished_at)) FROM read_parquet($f)",
+                                      {"f": files}).fetchone()
+    return float(latest[0]) if latest and latest[0] is not None else None
+
+
+def _wait_first_batch(home: Path, run_id: str, deadline_s: float = 300) -> None:
+    folder = home / "warehouse" / "trials" / f"run_id={run_id}"
+    until = time.monotonic() + deadline_s
+    while time.monotonic() < until and not list(folder.glob("*.parquet")):
+        time.sleep(0.1)
+
+
+def _one_stop_line(out: Outcome, stderr: str, starts: str) -> None:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if len(lines) != 1 or not lines[0].startswith(starts) or "--resume" not in lines[0]:
+        out.problems.append(f"expected one line starting {starts!r} with the resume command, "
+                            f"got {lines[:3]}")
+
+
+def ray_head_kill(repeats: int) -> Outcome:
+    out, home, port = Outcome("ray-head-kill", grid=11 * repeats), _home(), free_port()
+    ray_dir = tempfile.mkdtemp(prefix="as-head-", dir="/tmp")
+    with reference_server(port, "--latency-ms", "300"):
+        started = time.monotonic()
+        driver = spawn(home, *grid_args(repeats, "f"), *http_args(port), RAY_TMPDIR=ray_dir)
+        _wait_first_batch(home, "f")
+        time.sleep(6.0)
+        head = _named(_children(driver.pid), ("gcs_server", "raylet"))
+        killed_at = time.time()
+        for pid in head:
+            os.kill(pid, signal.SIGKILL)
+        _, stderr = driver.communicate(timeout=120)
+        ended_s = time.time() - killed_at
+        out.exits.append(driver.returncode)
+        latest = _latest_finished(home, "f")
+        _one_stop_line(out, stderr, "error: stopped: the Ray head at")
+        if latest is None or killed_at - latest > 5:
+            out.problems.append("trials that finished before the kill were not saved")
+        resumed = agentsweep(home, "run", "--run-id", "f", "--resume", RAY_TMPDIR=ray_dir)
+        out.wall_s = time.monotonic() - started
+    out.exits.append(resumed.returncode)
+    one_line_error(out, resumed)
+    out.note = (f"killed {len(head)} head processes; the driver ended {ended_s:.1f} s later, "
+                f"its last saved trial {killed_at - (latest or 0):.1f} s before the kill")
+    return expect_complete(tally(out, home, "f"))
+
+
+def prefect_kill(repeats: int) -> Outcome:
+    out, home, port = Outcome("prefect-kill", grid=11 * repeats), _home(), free_port()
+    with reference_server(port, "--latency-ms", "300"):
+        started = time.monotonic()
+        agentsweep(home, "up")
+        try:
+            driver = spawn(home, *grid_args(repeats, "f"), *http_args(port))
+            _wait_first_batch(home, "f")
+            state = json.loads((home / "stack" / "stack.json").read_text())
+            killed_at = time.time()
+            os.killpg(int(state["prefect_session"]), signal.SIGKILL)
+            _, stderr = driver.communicate(timeout=600)
+            ended_s = time.time() - killed_at
+            out.exits.append(driver.returncode)
+            _one_stop_line(out, stderr, "error: the Prefect server at")
+            agentsweep(home, "up")
+            resumed = agentsweep(home, "run", "--run-id", "f", "--resume")
+            out.exits.append(resumed.returncode)
+            one_line_error(out, resumed)
+        finally:
+            agentsweep(home, "down")
+        out.wall_s = time.monotonic() - started
+    out.note = (f"the driver ended {ended_s:.1f} s after the kill (Prefect's client retries); "
+                "resumed on the restarted stack")
+    return expect_complete(tally(out, home, "f"))
+
+
+MARKER_TOOLS = "import pathlib\npathlib.Path({marker!r}).write_text('imported')\n"
+
+
+def hostile_catalog(repeats: int) -> Outcome:
+    out, home = Outcome("hostile-catalog"), _home()
+    started = time.monotonic()
+    outside = home.parent / "outside" / "rooms_x"
+    shutil.copytree(REPO / "catalogs" / "meeting_rooms", outside)
+    marker = home.parent / "imported.marker"
+    (outside / "tools.py").write_text(MARKER_TOOLS.format(marker=str(marker)))
+    roots = home.parent / "roots"
+    roots.mkdir()
+    (roots / "linked").symlink_to(outside)
+    line = json.loads(SUITE.read_text("utf-8").splitlines()[0])
+    for name, domain in (("absolute", str(outside)),
+                         ("dot-dot", "../" * 12 + str(outside).lstrip("/")),
+                         ("symlink", "linked")):
+        suite = home.parent / f"{name}.jsonl"
+        suite.write_text(json.dumps({**line, "domain": domain}, ensure_ascii=False) + "\n")
+        result = agentsweep(home, "run", "--suite", str(suite), "--catalog", str(roots),
+                            "--model", "reference/golden", "--memory-mode", "chat",
+                            "--repeats", "1", "--run-id", name)
+        out.exits.append(result.returncode)
+        if result.returncode != 2 or ":1:" not in result.stderr:
+            out.problems.append(f"{name}: exit {result.returncode}, {result.stderr[:120]!r}")
+        one_line_error(out, result)
+    if marker.exists():
+        out.problems.append("the outside domain's tools.py was imported")
+    out.wall_s = time.monotonic() - started
+    out.note = "absolute, ../ and symlinked domains refused at load; nothing imported"
+    return out
+
+
 FAULTS: dict[str, Callable[[int], Outcome]] = {
     "http-faults-20": http_faults,
     "silent-provider": silent_provider,
@@ -435,6 +584,9 @@ FAULTS: dict[str, Callable[[int], Outcome]] = {
     "corrupt-file": corrupt_file,
     "concurrent-start": concurrent_start,
     "canary-key": canary_key,
+    "ray-head-kill": ray_head_kill,
+    "prefect-kill": prefect_kill,
+    "hostile-catalog": hostile_catalog,
 }
 
 _HOMES: list[Path] = []
@@ -474,8 +626,6 @@ def main() -> None:
             failed += bool(outcome.problems)
             sys.stdout.flush()
     finally:
-        import shutil
-
         for folder in _HOMES:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"{len(names) - failed}/{len(names)} faults held their invariants")

@@ -95,7 +95,7 @@ def test_sigkill_mid_sweep_then_resume_completes_the_grid_once(
     resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True,
                              text=True, timeout=150, check=False)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert f"skipped {written} already final" in resumed.stdout
+    assert f"skipped {written} (already final)" in resumed.stdout
     assert run_sql(root, "select count(*), count(distinct trial_id), bool_and(passed) "
                          "from trials where run_id = 'crash'").rows == [(GRID, GRID, True)]
     assert run_sql(root, "select count(*) from trials_all").rows == [(GRID,)]
