@@ -15,6 +15,7 @@ from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import cell as text_cell
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
@@ -144,6 +145,7 @@ def compare(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    known_runs(("baseline", baseline), ("candidate", candidate))
     checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, fail_on_new_regression, tuple(catalog or []))
@@ -174,6 +176,7 @@ def gate(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    known_runs(("candidate", candidate), ("--baseline", baseline))
     checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, catalogs=tuple(catalog or []))
@@ -336,6 +339,7 @@ def report(
 
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
+    known_runs(("--run-id", run_id), ("--baseline", baseline))
     if name == "html":
         checked_output(output, "-o", force)
         _report_html(run_id, output, baseline, config, review, catalog or [],
@@ -602,6 +606,7 @@ def rescore(
     from warehouse.query import run_named
     from warehouse.writer import WarehouseError, validate_run_id
 
+    known_runs(("--run-id", run_id))
     root = hygiene.warehouse_root()
     try:
         validate_run_id(new_run_id)
@@ -631,6 +636,7 @@ def show(
     from pipeline.util.untrusted import visible
     from warehouse.query import run_named
 
+    known_runs(("--run-id", run_id))
     root = hygiene.warehouse_root()
     found = [(r, t) for r, t in run_named(root, "find_trial", {"prefix": trial_id}).rows
              if run_id is None or r == run_id]
@@ -675,6 +681,7 @@ def checks_calibrate(
 
     if (run_id is None) == (traces is None):
         _fail("give exactly one of --run-id and --traces")
+    known_runs(("--run-id", run_id))
     try:
         loaded = load_labels(labels)
         trials = (read_traces(traces) if traces is not None
@@ -733,6 +740,7 @@ def checks_export(
     from pipeline.stored.trials import stored_trials
     from warehouse.atomic import write_text
 
+    known_runs(("--run-id", run_id))
     checked_output(output, "-o", force)
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None

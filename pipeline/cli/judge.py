@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import make_console, print_rows
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -64,6 +65,7 @@ def judge_run_command(
     from pipeline.judge.run import JudgeOptions, judge_run
     from pipeline.models.config import ModelConfig
 
+    known_runs(("--run-id", run_id))
     fields: list[EvidenceField] = []
     for name in evidence or []:
         if name not in EVIDENCE_FIELDS:
@@ -127,6 +129,7 @@ def judge_export(
     --judgments` reads it without the warehouse."""
     from pipeline.judge.store import export_judgments, stored_judgments
 
+    known_runs(("--run-id", run_id))
     checked_output(output, "-o", force)
     rows = [r for r in stored_judgments(hygiene.warehouse_root(), run_id)
             if judge_model is None or r["judge_model"] == judge_model]
@@ -155,6 +158,7 @@ def judge_calibrate(
 
     if (run_id is None) == (traces is None) or (traces is None) != (judgments is None):
         _fail("give --run-id, or --traces and --judgments")
+    known_runs(("--run-id", run_id))
     try:
         loaded = load_judge_labels(labels)
         root = hygiene.warehouse_root()

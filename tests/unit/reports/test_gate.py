@@ -137,7 +137,7 @@ def test_bad_input_is_a_clear_error_and_exit_2(case: str, home: Path, tmp_path: 
         expected = "no shared scenarios"
     elif case == "missing_run":
         args = ["gate", "nope", "--baseline", "base"]
-        expected = "run 'nope' is not in the warehouse"
+        expected = "candidate: no run 'nope' in the warehouse"
     elif case == "unknown_key":
         bad = tmp_path / "bad.yaml"
         bad.write_text("overall_pass_rate: 0.9\noverall_passrate: 0.9\n", "utf-8")
