@@ -32,7 +32,8 @@ from warehouse.writer import WarehouseWriter
 
 THRESHOLD_KEYS = ("overall_pass_rate", "critical_pass_rate", "max_latency_regression_percent",
                   "max_cost_usd", "max_cost_regression_percent", "max_pass_rate_drop",
-                  "unknown_cost", "unknown_latency")
+                  "unknown_cost", "unknown_latency", "latency_floor_ms", "cost_floor_usd",
+                  "min_paired_trials")
 
 
 @dataclass(frozen=True)
