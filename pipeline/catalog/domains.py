@@ -36,6 +36,7 @@ from pipeline.catalog.domain_code import inside, load_module
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.jsonlines import Location, line_of, read_json
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
+from pipeline.catalog.plain import did_you_mean
 from pipeline.util.hashing import sha256_json, sha256_text
 
 M = TypeVar("M", ToolCatalog, ReferenceReplies, ConditionStyle)
@@ -93,8 +94,10 @@ def domain_folder(name: str) -> Path:
              if (root / name / "tools.json").is_file()]
     if not found:
         roots = ", ".join(str(r) for r in catalog_roots())
-        raise CatalogError(name, None, "domain", f"unknown domain {name!r} (catalog roots: "
-                           f"{roots}; add one with --catalog DIR)")
+        known = [p.parent.name for r in catalog_roots() for p in r.glob("*/tools.json")]
+        raise CatalogError(name, None, "domain", f"unknown domain {name!r}"
+                           f"{did_you_mean(name, known)} (catalog roots: {roots}; add one "
+                           "with --catalog DIR)")
     if len(found) > 1:
         raise CatalogError(str(found[1]), None, "domain", f"domain {name!r} is also in "
                            f"{found[0]}: domain names must be unique across catalog roots")

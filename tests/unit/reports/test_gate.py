@@ -143,7 +143,7 @@ def test_bad_input_is_a_clear_error_and_exit_2(case: str, home: Path, tmp_path: 
         bad = tmp_path / "bad.yaml"
         bad.write_text("overall_pass_rate: 0.9\noverall_passrate: 0.9\n", "utf-8")
         args += ["--config", str(bad)]
-        expected = f"{bad}:2: overall_passrate: Extra inputs are not permitted"
+        expected = f"{bad}:2: overall_passrate: unknown key; did you mean 'overall_pass_rate'?"
     else:
         args += ["--review", str(_review(tmp_path / "r.yaml", "GHOST"))]
         expected = "names scenario(s) neither run holds: GHOST"
