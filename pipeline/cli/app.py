@@ -640,10 +640,14 @@ def show(
     root = hygiene.warehouse_root()
     found = [(r, t) for r, t in run_named(root, "find_trial", {"prefix": trial_id}).rows
              if run_id is None or r == run_id]
-    if len(found) != 1:
-        _fail(f"{len(found)} trials match {trial_id!r}"
-              + (": " + ", ".join(f"{t[:12]} (run {r})" for r, t in found[:8]) if found else "")
-              + ("; add --run-id or a longer id" if found else ""))
+    if not found:
+        _fail(f"no trial id starts with {trial_id!r}" + (f" in run {run_id!r}" if run_id else "")
+              + " (a run's trial ids: agentsweep sql \"select trial_id, scenario_id from trials "
+              "where run_id = 'R'\"; `agentsweep runs` lists the run ids)")
+    if len(found) > 1:
+        _fail(f"{len(found)} trials match {trial_id!r}: "
+              + ", ".join(f"{t[:12]} (run {r})" for r, t in found[:8])
+              + "; add --run-id or a longer id")
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
     sys.stdout.write(visible(render(trial)) + "\n")

@@ -71,3 +71,13 @@ def test_the_known_run_is_reported(home: Path, monkeypatch: pytest.MonkeyPatch) 
     code, out, err = cli("report", "matrix", "--run-id", KNOWN, "--format", "csv")
     assert code == 0, out + err
     assert out.splitlines()[1:] and "S" in out
+
+
+def test_an_unknown_trial_id_says_where_trial_and_run_ids_are_listed(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    code, out, err = cli("show", "deadbeef")
+    assert code == ExitCode.BAD_INPUT, out + err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: no trial id starts with 'deadbeef' (")
+    assert "from trials where run_id" in line and "`agentsweep runs` lists the run ids" in line
