@@ -12,7 +12,7 @@ import pytest
 from helpers.commands import cli
 from helpers.gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
 
-from reports.decision import decide
+from reports.decision import decide, decision_json
 from reports.gate import MINOR_CELLS_LISTED, Thresholds, minor_regressions_note
 from reports.transitions import CellTransition
 from warehouse.frames import frame_named
@@ -270,6 +270,8 @@ def test_latency_jitter_within_the_floor_admits_and_a_real_regression_blocks(
                and "within the noise floor 250 ms" in n for n in jitter.gate.notes)
     slow = decide(root, "base", "slow", thresholds=LATENCY_LIMIT)
     assert slow.gate.verdict == "block"
+    p95 = next(d for d in decision_json(slow)["deltas"] if d["figure"] == "latency_ms_p95")
+    assert (p95["delta"], p95["paired_trials"]) == (1000, 18)
     (reason,) = slow.gate.reasons
     assert reason.startswith("latency regression (p95) 222.2% exceeds the limit 20% (+1000 ms "
                              "over 18 paired trials; noise floor 250 ms)"), reason
