@@ -31,6 +31,8 @@ from reports.usage import Figure, UsageDelta
 from warehouse.schema import AccessChannel, Verdict
 
 UnknownPolicy = Literal["block", "pass"]
+Unit = Literal[" ms", " USD"]
+"""Of an absolute increase and its noise floor, as printed after the number."""
 EXIT_CODES: dict[Verdict, int] = {"admit": 0, "block": 1, "incomplete": 3}
 
 
@@ -207,8 +209,7 @@ class Regression:
     policy: UnknownPolicy
     floor: float
     """The absolute increase that is still noise."""
-    unit: str
-    """Of the floor and the absolute increase: `` ms`` or `` USD``."""
+    unit: Unit
 
 
 def _percent(delta: UsageDelta) -> float | None:
