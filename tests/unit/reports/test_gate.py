@@ -321,3 +321,30 @@ def test_the_gate_config_states_the_floors(tmp_path: Path) -> None:
     defaults = Thresholds()
     assert (defaults.latency_floor_ms, defaults.cost_floor_usd, defaults.min_paired_trials) == (
         250, 0.001, 10)
+
+
+def test_two_real_runs_of_a_reference_model_admit_whatever_their_latency(
+        tmp_path: Path) -> None:
+    """Trials of reference/golden run in process, the second run's measured latencies tripled
+    (a busy machine; well above the floor): the view carries their access channel, and the
+    gate reads no regression from them."""
+    from conftest import MEETING_SUITE, loaded_suite
+
+    from pipeline.sweep.grid import ModelConfig, expand
+    from pipeline.trial.run import RunContext, run_trial, tables_of
+
+    root = tmp_path / "warehouse"
+    specs = list(expand([loaded_suite(MEETING_SUITE)], [ModelConfig("reference/golden")],
+                        ["default"], ["chat"], 1))
+    measured: list[float] = []
+    for run_id in ("ref-a", "ref-b"):
+        tables = tables_of([run_trial(spec, RunContext(run_id, "test")) for spec in specs])
+        measured = measured or [float(row["latency_ms"]) for row in tables["trials"]]
+        for row, base in zip(tables["trials"], measured, strict=True):
+            row["latency_ms"] = base * (3 if run_id == "ref-b" else 1) + 300
+        WarehouseWriter(root, run_id).write_batch(tables)
+    decision = decide(root, "ref-a", "ref-b", thresholds=LATENCY_LIMIT)
+    assert set(decision.paired.pairs["access_channel"].to_list()) == {"reference"}
+    assert decision.gate.verdict == "admit", decision.gate.reasons
+    assert any("reference/golden answered in process" in n for n in decision.gate.notes), \
+        (decision.gate.notes, decision.deltas)
