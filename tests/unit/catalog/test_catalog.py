@@ -121,3 +121,18 @@ def test_errors_of_a_file_are_listed_up_to_a_limit(tmp_path: Path) -> None:
     lines = str(caught.value).splitlines()
     assert len(lines) == MAX_ERRORS + 1
     assert lines[-1] == f"{path}: ... and 5 more mistake(s)"
+
+
+def test_a_misspelt_tool_or_argument_gets_its_closest_name(tmp_path: Path) -> None:
+    rows: list[dict] = _lines()
+    rows[0]["turns"][0]["golden"][0]["call"]["name"] = "search_room"
+    rows[1]["expectations"]["argument_constraints"][0]["argument"] = "capacty"
+    path = _write(tmp_path, list(rows))
+    with pytest.raises(CatalogError) as caught:
+        load_suite(path)
+    first, second = str(caught.value).splitlines()
+    assert first.startswith(f"{path}:1: turns.0.golden.0.call.name: unknown tool 'search_room'")
+    assert first.endswith("; did you mean 'search_rooms'?")
+    assert second.startswith(f"{path}:2: expectations.argument_constraints.0.argument: "
+                             "'capacty' is not a parameter")
+    assert second.endswith("; did you mean 'capacity'?")
