@@ -280,7 +280,8 @@ def driver_kill(moment: str, delay_s: float) -> Callable[[int], Outcome]:
             out.exits.append(driver.returncode)
             time.sleep(1.0)
             resumed = agentsweep(home, "run", "--run-id", "f", "--resume")
-            if resumed.returncode == 2 and "no recorded grid" in resumed.stderr:
+            never_started = ("no recorded grid", "no run 'f' in the warehouse")
+            if resumed.returncode == 2 and any(w in resumed.stderr for w in never_started):
                 resumed = agentsweep(home, *grid_args(repeats, "f"), *http_args(port))
             out.wall_s = time.monotonic() - started
         out.exits.append(resumed.returncode)

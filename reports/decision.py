@@ -32,7 +32,8 @@ from warehouse.writer import WarehouseWriter
 
 THRESHOLD_KEYS = ("overall_pass_rate", "critical_pass_rate", "max_latency_regression_percent",
                   "max_cost_usd", "max_cost_regression_percent", "max_pass_rate_drop",
-                  "unknown_cost", "unknown_latency")
+                  "unknown_cost", "unknown_latency", "latency_floor_ms", "cost_floor_usd",
+                  "min_paired_trials")
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ def decision_json(decision: Decision) -> dict[str, Any]:
              "new_sha256": c.new_sha256, "reviewed": c.reviewed,
              "reason": c.review.reason if c.review else None} for c in decision.changes],
         "deltas": [{"figure": d.figure, "baseline": d.baseline, "candidate": d.candidate,
-                    "delta": d.delta, "percent": d.percent} for d in decision.deltas],
+                    "delta": d.delta, "percent": d.percent, "paired_trials": d.pairs}
+                   for d in decision.deltas],
         "bootstrap": None if interval is None else {
             "estimate": interval.estimate, "low": interval.low, "high": interval.high,
             "confidence": interval.confidence, "resamples": interval.resamples,

@@ -7,6 +7,13 @@ and, whatever the interval says, any ``incomplete`` trial, any state violation (
 format) in the candidate blocks. Every reason that applies is listed, never just the first.
 Unknown cost or latency under a limit is a reason (or, when the thresholds say so, an explicit
 pass written in the notes), never a silent 0.
+
+A latency or cost *regression* limit is evidence about the model, so it applies only when
+there is some: both runs measured the figure on at least ``min_paired_trials`` pairs, the
+increase exceeds an absolute floor (``latency_floor_ms``, ``cost_floor_usd``: below it the
+percent is noise, e.g. CPU contention on a busy machine), and for latency neither run's models
+answered in process (reference models have no latency of their own). Short of that the gate
+writes a "not enough evidence" note where the limit would have been a reason.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from reports.bootstrap import Interval
 from reports.expectations import ExpectationChange, Review
 from reports.transitions import CellTransition
 from reports.usage import Figure, UsageDelta
-from warehouse.schema import Verdict
+from warehouse.schema import AccessChannel, Verdict
 
 UnknownPolicy = Literal["block", "pass"]
+Unit = Literal[" ms", " USD"]
+"""Of an absolute increase and its noise floor, as printed after the number."""
 EXIT_CODES: dict[Verdict, int] = {"admit": 0, "block": 1, "incomplete": 3}
 
 
@@ -43,6 +52,17 @@ class Thresholds:
     """Block when the bootstrap interval's low end is below -this (a fraction, 0.05 = 5 pp)."""
     unknown_cost: UnknownPolicy = "block"
     unknown_latency: UnknownPolicy = "block"
+    latency_floor_ms: float = 250.0
+    """A p95 latency increase of at most this many ms is noise, whatever its percent."""
+    cost_floor_usd: float = 0.001
+    """An increase of the cost per trial of at most this many USD is noise."""
+    min_paired_trials: int = 10
+    """Fewest pairs measured on both runs for a latency or cost regression limit to apply."""
+
+
+NO_LATENCY_CHANNELS: frozenset[AccessChannel] = frozenset({"reference"})
+"""Access channels whose models answer in process: their latency is the machine's load, never
+the model's, so no latency regression is read from it."""
 
 
 @dataclass(frozen=True)
@@ -179,18 +199,87 @@ def _limited(name: str, value: float | None, limit: float | None, policy: Unknow
     return []
 
 
+@dataclass(frozen=True)
+class Regression:
+    """A usage figure's increase from the baseline to the candidate, and the limit on it."""
+
+    name: str
+    delta: UsageDelta
+    limit: float | None
+    policy: UnknownPolicy
+    floor: float
+    """The absolute increase that is still noise."""
+    unit: Unit
+
+
+def _percent(delta: UsageDelta) -> float | None:
+    """The increase in percent; infinite from a baseline of 0; None when a side is unknown."""
+    if delta.baseline is None or delta.candidate is None:
+        return None
+    if delta.baseline == 0:
+        return 0.0 if delta.candidate == 0 else float("inf")
+    return 100.0 * (delta.candidate - delta.baseline) / delta.baseline
+
+
+def _no_evidence(regression: Regression, limits: Thresholds, offline: Sequence[str]) -> str | None:
+    """Why the figure's increase is not evidence enough to apply its limit, or None."""
+    delta = regression.delta
+    if offline:
+        return (f"{', '.join(offline)} answered in process (no latency of their own)")
+    if delta.pairs < limits.min_paired_trials:
+        return (f"measured on {delta.pairs} paired trial(s) of both runs, fewer than "
+                f"min_paired_trials {limits.min_paired_trials}")
+    increase = (delta.candidate or 0.0) - (delta.baseline or 0.0)
+    if increase <= regression.floor:
+        return (f"the increase {increase:+.4g}{regression.unit} is within the noise floor "
+                f"{regression.floor:g}{regression.unit}")
+    return None
+
+
+def _regressed(regression: Regression, limits: Thresholds, notes: list[str],
+               offline: Sequence[str] = ()) -> list[str]:
+    """The reason a regression limit gives, if the evidence supports one; else a note."""
+    percent = _percent(regression.delta)
+    if regression.limit is None or percent is None:
+        return _limited(regression.name, percent, regression.limit, regression.policy, "%",
+                        notes)
+    if percent <= regression.limit:
+        return []
+    why = _no_evidence(regression, limits, offline)
+    if why is not None:
+        notes.append(f"not enough evidence for a {regression.name} of {percent:.4g}% (limit "
+                     f"{regression.limit:g}%): {why}; not a reason to block")
+        return []
+    increase = (regression.delta.candidate or 0.0) - (regression.delta.baseline or 0.0)
+    return [f"{regression.name} {percent:.4g}% exceeds the limit {regression.limit:g}% "
+            f"({increase:+.4g}{regression.unit} over {regression.delta.pairs} paired trials; "
+            f"noise floor {regression.floor:g}{regression.unit})"]
+
+
+def offline_models(gate: GateInput) -> list[str]:
+    """The models of either run that answered in process (NO_LATENCY_CHANNELS)."""
+    found: set[str] = set()
+    for trials in (gate.baseline, gate.candidate):
+        if trials is not None and "access_channel" in trials.columns:
+            offline = trials.filter(pl.col("access_channel").is_in(sorted(NO_LATENCY_CHANNELS)))
+            found.update(str(m) for m in offline["model"].to_list())
+    return sorted(found)
+
+
 def usage_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
-    latency = _delta(gate, "latency_ms_p95")
-    cost = _delta(gate, "cost_usd_per_trial")
+    latency = Regression("latency regression (p95)", _delta(gate, "latency_ms_p95"),
+                         limits.max_latency_regression_percent, limits.unknown_latency,
+                         limits.latency_floor_ms, " ms")
+    cost = Regression("cost regression per trial", _delta(gate, "cost_usd_per_trial"),
+                      limits.max_cost_regression_percent, limits.unknown_cost,
+                      limits.cost_floor_usd, " USD")
     final = gate.candidate.filter(pl.col("status") != "incomplete")["cost_usd"]
     total = None if final.is_empty() or final.null_count() else float(final.sum())
     return [
-        *_limited("latency regression (p95)", latency.percent,
-                  limits.max_latency_regression_percent, limits.unknown_latency, "%", notes),
+        *_regressed(latency, limits, notes, offline_models(gate)),
         *_limited("cost total", total, limits.max_cost_usd, limits.unknown_cost, " USD",
                   notes),
-        *_limited("cost regression per trial", cost.percent, limits.max_cost_regression_percent,
-                  limits.unknown_cost, "%", notes),
+        *_regressed(cost, limits, notes),
     ]
 
 

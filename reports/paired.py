@@ -14,8 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from warehouse.frames import frame_named
-from warehouse.query import run_named
-from warehouse.writer import WarehouseError, validate_run_id
+from warehouse.query import unknown_run
 
 CELL = ("scenario_id", "prompt_id", "memory_mode")
 SUFFIX = "_cand"
@@ -48,13 +47,9 @@ class PairedRuns:
 
 
 def _check_run(root: Path, run_id: str) -> None:
-    try:
-        validate_run_id(run_id)
-    except WarehouseError as exc:
-        raise ComparisonInputError(str(exc)) from None
-    if not run_named(root, "run_exists", {"run_id": run_id}).rows[0][0]:
-        raise ComparisonInputError(f"run {run_id!r} is not in the warehouse {root} "
-                                   "(agentsweep runs lists the runs)")
+    problem = unknown_run(root, run_id)
+    if problem is not None:
+        raise ComparisonInputError(problem)
 
 
 def pair_runs(root: Path, baseline: str, candidate: str) -> PairedRuns:

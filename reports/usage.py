@@ -21,6 +21,8 @@ class UsageDelta:
     figure: Figure
     baseline: float | None
     candidate: float | None
+    pairs: int = 0
+    """Paired trials the figure was measured over (both of each pair final)."""
 
     @property
     def delta(self) -> float | None:
@@ -68,4 +70,4 @@ def usage_deltas(paired: PairedRuns) -> list[UsageDelta]:
     """Figures over the pairs with a final outcome on both sides (like against like)."""
     final = paired.final_pairs()
     base, cand = figures(final), figures(final, SUFFIX)
-    return [UsageDelta(name, base[name], cand[name]) for name in FIGURES]
+    return [UsageDelta(name, base[name], cand[name], final.height) for name in FIGURES]

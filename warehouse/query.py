@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.schema import TABLES
-from warehouse.writer import WarehouseError, table_dir
+from warehouse.writer import WarehouseError, table_dir, validate_run_id
 
 
 def sql_text(name: str) -> str:
@@ -189,3 +189,19 @@ def run_named(root: Path, name: str, params: dict[str, Any] | None = None,
               all_runs: bool = False) -> QueryResult:
     """``warehouse/sql/<name>.sql`` with its parameters bound (never formatted in)."""
     return run_sql(root, sql_text(name), params, all_runs)
+
+
+RUNS_HINT = "`agentsweep runs` lists the run ids"
+"""Where a person finds the run ids a command takes."""
+
+
+def unknown_run(root: Path, run_id: str) -> str | None:
+    """Why ``run_id`` names no run of the warehouse at ``root`` (not a valid id, or not one row
+    of it), as one line ending in where the ids are listed; None when the run is there."""
+    try:
+        validate_run_id(run_id)
+    except WarehouseError as exc:
+        return f"{exc} ({RUNS_HINT})"
+    if run_named(root, "run_exists", {"run_id": run_id}).rows[0][0]:
+        return None
+    return f"no run {run_id!r} in the warehouse {root} ({RUNS_HINT})"

@@ -9,7 +9,7 @@ from pipeline.catalog.domains import (
     load_domain,
     set_extra_roots,
 )
-from pipeline.catalog.errors import CatalogError
+from pipeline.catalog.errors import CatalogError, CatalogErrors
 from pipeline.catalog.loader import (
     LoadedScenario,
     Suite,
@@ -36,6 +36,7 @@ __all__ = [
     "ArgumentConstraint",
     "CallAction",
     "CatalogError",
+    "CatalogErrors",
     "Domain",
     "ExpectedAction",
     "Expectations",

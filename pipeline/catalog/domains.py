@@ -33,9 +33,11 @@ from pydantic import ValidationError
 from pipeline.catalog.condition_models import REQUEST_SLOT, ConditionStyle
 from pipeline.catalog.database_models import SandboxStyle
 from pipeline.catalog.domain_code import inside, load_module
-from pipeline.catalog.errors import CatalogError, format_location
+from pipeline.catalog.errors import CatalogError, raise_all
 from pipeline.catalog.jsonlines import Location, line_of, read_json
+from pipeline.catalog.located import located_errors
 from pipeline.catalog.models import ReferenceReplies, ToolCatalog, ToolSpec
+from pipeline.catalog.plain import did_you_mean
 from pipeline.util.hashing import sha256_json, sha256_text
 
 M = TypeVar("M", ToolCatalog, ReferenceReplies, ConditionStyle)
@@ -93,8 +95,10 @@ def domain_folder(name: str) -> Path:
              if (root / name / "tools.json").is_file()]
     if not found:
         roots = ", ".join(str(r) for r in catalog_roots())
-        raise CatalogError(name, None, "domain", f"unknown domain {name!r} (catalog roots: "
-                           f"{roots}; add one with --catalog DIR)")
+        known = [p.parent.name for r in catalog_roots() for p in r.glob("*/tools.json")]
+        raise CatalogError(name, None, "domain", f"unknown domain {name!r}"
+                           f"{did_you_mean(name, known)} (catalog roots: {roots}; add one "
+                           "with --catalog DIR)")
     if len(found) > 1:
         raise CatalogError(str(found[1]), None, "domain", f"domain {name!r} is also in "
                            f"{found[0]}: domain names must be unique across catalog roots")
@@ -251,9 +255,8 @@ def _validated(model: type[M], raw: Any, lines: Mapping[Location, int], path: Pa
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise CatalogError(str(path), line_of(list(first["loc"]), lines),
-                           format_location(list(first["loc"])), str(first["msg"])) from None
+        raise_all(located_errors(model, exc, str(path), lines))
+        raise  # unreachable: a ValidationError holds at least one error
 
 
 def _reference_replies(path: Path) -> ReferenceReplies:

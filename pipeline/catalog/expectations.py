@@ -17,6 +17,7 @@ from jsonschema.exceptions import best_match
 from pipeline.catalog.domains import Domain
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.models import Scenario
+from pipeline.catalog.plain import did_you_mean
 
 _MISSING = object()
 
@@ -24,8 +25,10 @@ _MISSING = object()
 def check_expectations(where: str, number: int, scenario: Scenario, domain: Domain) -> None:
     for field, tool in _named_tools(scenario):
         if domain.tool(tool) is None:
+            names = [t.name for t in domain.tools]
             raise CatalogError(where, number, field, f"unknown tool {tool!r} in domain "
-                               f"{domain.name} (tools: {', '.join(t.name for t in domain.tools)})")
+                               f"{domain.name}{did_you_mean(tool, names)} (tools: "
+                               f"{', '.join(names)})")
     for field, maybe_tool, argument, value in _named_arguments(scenario):
         _check_argument(where, number, domain, field, maybe_tool, argument, value)
 
@@ -72,8 +75,9 @@ def _check_argument(where: str, number: int, domain: Domain, field: str, tool: s
     schemas = [(name, schema) for name, schema in schemas if schema is not _MISSING]
     if not schemas:
         owner = f"tool {tool}" if tool is not None else f"any tool of domain {domain.name}"
+        known = [p for t in candidates for p in t.parameters.get("properties", {})]
         raise CatalogError(where, number, field, f"{argument!r} is not a parameter of {owner}: "
-                           "the rule could never apply")
+                           f"the rule could never apply{did_you_mean(argument, known)}")
     if value is _MISSING:
         return
     for name, schema in schemas:

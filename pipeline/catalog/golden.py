@@ -11,6 +11,7 @@ from jsonschema.exceptions import best_match
 from pipeline.catalog.domains import Domain
 from pipeline.catalog.errors import CatalogError, format_location
 from pipeline.catalog.models import CallAction, GoldenAction
+from pipeline.catalog.plain import did_you_mean
 
 
 def short(message: str, limit: int = 200) -> str:
@@ -24,8 +25,8 @@ def check_call(where: str, number: int, fields: tuple[str, str], name: str,
     name_field, arguments_field = fields
     spec = domain.tool(name)
     if spec is None:
-        raise CatalogError(where, number, name_field,
-                           f"unknown tool {name!r} in domain {domain.name}")
+        raise CatalogError(where, number, name_field, f"unknown tool {name!r} in domain "
+                           f"{domain.name}{did_you_mean(name, [t.name for t in domain.tools])}")
     if arguments is None:
         return
     error = best_match(Draft202012Validator(spec.parameters).iter_errors(arguments))

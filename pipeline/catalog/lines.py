@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.catalog.errors import CatalogError, format_location, format_pydantic_error
 from pipeline.catalog.golden import short
+from pipeline.catalog.plain import plain_message, schema_error
 
 M = TypeVar("M", bound=BaseModel)
 _passed: dict[int, tuple[Draft202012Validator, set[str]]] = {}
@@ -29,11 +30,13 @@ def validate_line(model: type[M], schema: Draft202012Validator, where: str, numb
     if text not in passed:
         error = best_match(schema.iter_errors(raw))
         if error is not None:
-            raise CatalogError(where, number, format_location(list(error.absolute_path)),
-                               short(error.message))
+            plain = schema_error(error)
+            location, message = plain or (list(error.absolute_path), short(error.message))
+            raise CatalogError(where, number, format_location(location), message)
         passed.add(text)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        field, message = format_pydantic_error(exc)
-        raise CatalogError(where, number, field, message) from None
+        field, _ = format_pydantic_error(exc)
+        raise CatalogError(where, number, field,
+                           plain_message(model, exc.errors(include_url=False)[0])) from None

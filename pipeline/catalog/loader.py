@@ -16,7 +16,7 @@ from pipeline.catalog.cases import is_case, parse_case
 from pipeline.catalog.conditions import is_condition_task, parse_condition_task
 from pipeline.catalog.database import check_database_rules
 from pipeline.catalog.domains import Domain, catalog_roots, catalogs_root, load_domain
-from pipeline.catalog.errors import CatalogError, format_location
+from pipeline.catalog.errors import CatalogError, format_location, raise_all
 from pipeline.catalog.expectations import check_expectations
 from pipeline.catalog.golden import check_golden_calls, short
 from pipeline.catalog.lines import validate_line
@@ -106,25 +106,43 @@ def load_suite(path: Path) -> Suite:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CatalogError(str(path), None, "-", "not UTF-8") from None
+    scenarios, errors, kind = _parse_lines(path, text)
+    raise_all(errors)
+    if not scenarios:
+        raise CatalogError(str(path), None, "", "the suite has no scenarios")
+    return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios),
+                 kind or "scenarios")
+
+
+def _parse_lines(path: Path, text: str
+                 ) -> tuple[list[LoadedScenario], list[CatalogError], SuiteKind | None]:
+    """Every line's scenarios, every line's mistake (its first; the line is skipped) and the
+    suite's kind (its first line's)."""
     scenarios: list[LoadedScenario] = []
+    errors: list[CatalogError] = []
     ids: dict[str, int] = {}
     kind: SuiteKind | None = None
     for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
-        raw = _json_line(path, number, line)
-        kind = kind or _kind_of(raw)
-        for loaded in _parse_line(path, number, raw, kind):
-            previous = ids.get(loaded.scenario.id)
-            if previous is not None:
-                raise CatalogError(str(path), number, "id", f"duplicate id "
-                                   f"{loaded.scenario.id!r} (first on line {previous})")
-            ids[loaded.scenario.id] = number
-            scenarios.append(loaded)
-    if not scenarios:
-        raise CatalogError(str(path), None, "-", "the suite has no scenarios")
-    return Suite(path.stem, path, hashlib.sha256(data).hexdigest(), tuple(scenarios),
-                 kind or "scenarios")
+        try:
+            raw = _json_line(path, number, line)
+            kind = kind or _kind_of(raw)
+            for loaded in _parse_line(path, number, raw, kind):
+                _refuse_duplicate(path, number, loaded, ids)
+                scenarios.append(loaded)
+        except CatalogError as exc:
+            errors.extend(getattr(exc, "errors", (exc,)))
+    return scenarios, errors, kind
+
+
+def _refuse_duplicate(path: Path, number: int, loaded: LoadedScenario,
+                      ids: dict[str, int]) -> None:
+    previous = ids.get(loaded.scenario.id)
+    if previous is not None:
+        raise CatalogError(str(path), number, "id", f"duplicate id {loaded.scenario.id!r} "
+                           f"(first on line {previous})")
+    ids[loaded.scenario.id] = number
 
 
 def _json_line(path: Path, number: int, line: str) -> Any:

@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pipeline.catalog.errors import CatalogError, format_location
+from pipeline.catalog.errors import CatalogError, format_location, raise_all
 from pipeline.catalog.jsonlines import LineLoader, Location, line_of, read_json, record_lines
+from pipeline.catalog.plain import plain_message
 
 
 def read_yaml_mapping(path: Path, what: str) -> tuple[dict[str, Any], dict[Location, int]]:
@@ -53,18 +54,26 @@ M = TypeVar("M", bound=BaseModel)
 
 def validate_located(model: type[M], data: Any, path: Path, lines: Mapping[Location, int]
                      ) -> M:
-    """``model`` validated from ``data``; the first error as ``path:line: field: message``."""
+    """``model`` validated from ``data``; every error, each as ``path:line: field: message``
+    in plain words (``CatalogErrors`` when there are several)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc: Location = tuple(first["loc"])
-        raise CatalogError(str(path), line_of(loc, lines), format_location(list(loc)),
-                           _message(str(first["msg"]))) from None
+        raise_all(located_errors(model, exc, str(path), lines))
+        raise  # unreachable: a ValidationError holds at least one error
+
+
+def located_errors(model: type[BaseModel], exc: ValidationError, path: str,
+                   lines: Mapping[Location, int]) -> list[CatalogError]:
+    """Each error of a validation of ``model``, with the line of its key."""
+    return [CatalogError(path, line_of(tuple(e["loc"]), lines), format_location(list(e["loc"])),
+                         plain_message(model, e))
+            for e in exc.errors(include_url=False)]
 
 
 def _message(message: str) -> str:
     return message.removeprefix("Value error, ")
 
 
-__all__ = ["Location", "line_of", "read_json", "read_yaml_mapping", "validate_located"]
+__all__ = ["Location", "line_of", "located_errors", "read_json", "read_yaml_mapping",
+           "validate_located"]

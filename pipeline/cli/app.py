@@ -14,6 +14,7 @@ from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
 from pipeline.cli.local_model import app as local_model_app
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import cell as text_cell
 from pipeline.cli.tables import make_console, print_table
 from pipeline.errors import ExitCode
@@ -143,6 +144,7 @@ def compare(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    known_runs(("baseline", baseline), ("candidate", candidate))
     checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, fail_on_new_regression, tuple(catalog or []))
@@ -173,6 +175,7 @@ def gate(
     from pipeline.decide.decision import DecideOptions
 
     fmt = _decide_format(output_format)
+    known_runs(("candidate", candidate), ("--baseline", baseline))
     checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, catalogs=tuple(catalog or []))
@@ -335,6 +338,7 @@ def report(
 
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
+    known_runs(("--run-id", run_id), ("--baseline", baseline))
     if name == "html":
         checked_output(output, "-o", force)
         _report_html(run_id, output, baseline, config, review, catalog or [],
@@ -598,6 +602,7 @@ def rescore(
     from warehouse.query import run_named
     from warehouse.writer import WarehouseError, validate_run_id
 
+    known_runs(("--run-id", run_id))
     root = hygiene.warehouse_root()
     try:
         validate_run_id(new_run_id)
@@ -627,13 +632,18 @@ def show(
     from pipeline.util.untrusted import visible
     from warehouse.query import run_named
 
+    known_runs(("--run-id", run_id))
     root = hygiene.warehouse_root()
     found = [(r, t) for r, t in run_named(root, "find_trial", {"prefix": trial_id}).rows
              if run_id is None or r == run_id]
-    if len(found) != 1:
-        _fail(f"{len(found)} trials match {trial_id!r}"
-              + (": " + ", ".join(f"{t[:12]} (run {r})" for r, t in found[:8]) if found else "")
-              + ("; add --run-id or a longer id" if found else ""))
+    if not found:
+        _fail(f"no trial id starts with {trial_id!r}" + (f" in run {run_id!r}" if run_id else "")
+              + " (a run's trial ids: agentsweep sql \"select trial_id, scenario_id from trials "
+              "where run_id = 'R'\"; `agentsweep runs` lists the run ids)")
+    if len(found) > 1:
+        _fail(f"{len(found)} trials match {trial_id!r}: "
+              + ", ".join(f"{t[:12]} (run {r})" for r, t in found[:8])
+              + "; add --run-id or a longer id")
     run, full_id = found[0]
     (trial,) = stored_trials(root, run, full_id)
     sys.stdout.write(visible(render(trial)) + "\n")
@@ -671,6 +681,7 @@ def checks_calibrate(
 
     if (run_id is None) == (traces is None):
         _fail("give exactly one of --run-id and --traces")
+    known_runs(("--run-id", run_id))
     try:
         loaded = load_labels(labels)
         trials = (read_traces(traces) if traces is not None
@@ -727,6 +738,7 @@ def checks_export(
     from pipeline.stored.trials import stored_trials
     from warehouse.atomic import write_text
 
+    known_runs(("--run-id", run_id))
     checked_output(output, "-o", force)
     try:
         wanted = {label.trial_id for label in load_labels(labels)} if labels else None

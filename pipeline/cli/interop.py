@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 
@@ -56,6 +57,7 @@ def export_tau2(
     from pipeline.runtime import hygiene
     from warehouse.atomic import write_text
 
+    known_runs(("--run-id", run_id))
     checked_output(out, "--out", force)
     try:
         exported = export_run(hygiene.warehouse_root(), run_id,

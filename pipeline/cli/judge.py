@@ -9,6 +9,7 @@ from typing import Annotated, Any, get_args
 import typer
 
 from pipeline.cli.outputs import Force, checked_output
+from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import make_console, print_rows, print_table
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -63,6 +64,7 @@ def judge_run_command(
     from pipeline.judge.run import JudgeOptions, judge_run
     from pipeline.models.config import ModelConfig
 
+    known_runs(("--run-id", run_id))
     fields: list[EvidenceField] = []
     for name in evidence or []:
         if name not in EVIDENCE_FIELDS:
@@ -126,6 +128,7 @@ def judge_export(
     --judgments` reads it without the warehouse."""
     from pipeline.judge.store import export_judgments, stored_judgments
 
+    known_runs(("--run-id", run_id))
     checked_output(output, "-o", force)
     rows = [r for r in stored_judgments(hygiene.warehouse_root(), run_id)
             if judge_model is None or r["judge_model"] == judge_model]
@@ -154,6 +157,7 @@ def judge_calibrate(
 
     if (run_id is None) == (traces is None) or (traces is None) != (judgments is None):
         _fail("give --run-id, or --traces and --judgments")
+    known_runs(("--run-id", run_id))
     try:
         loaded = load_judge_labels(labels)
         root = hygiene.warehouse_root()

@@ -139,7 +139,11 @@ def _from_spec(options: RunOptions) -> SweepConfig:
 def _recorded_grid(run_id: str) -> dict[str, Any]:
     """``--resume --run-id R`` alone: the grid options R was started with."""
     from pipeline.sweep.stages import recorded_config
+    from warehouse.query import unknown_run
 
+    problem = unknown_run(hygiene.warehouse_root(), run_id)
+    if problem is not None:
+        raise BadInput(f"--run-id: {problem}")
     recorded = recorded_config(hygiene.warehouse_root(), run_id)
     if recorded is None:
         raise BadInput(f"--run-id {run_id}: no recorded grid for this run (it never started "

@@ -12,6 +12,9 @@ gate.yaml::
     max_pass_rate_drop: 0.05         # block when the bootstrap interval's low end < -0.05
     unknown_cost: block              # block (default) or pass, when cost is not reported
     unknown_latency: block
+    latency_floor_ms: 250            # a p95 increase up to 250 ms is noise (default 250)
+    cost_floor_usd: 0.001            # a cost-per-trial increase up to this is noise (default)
+    min_paired_trials: 10            # fewer pairs measured on both runs: no regression read
     critical: [V1]                   # more critical scenario ids (besides "critical": true)
 
 review.yaml::
@@ -49,6 +52,9 @@ class GateConfig(BaseModel):
     max_pass_rate_drop: float | None = Field(default=None, ge=0, le=1)
     unknown_cost: UnknownPolicy | None = None
     unknown_latency: UnknownPolicy | None = None
+    latency_floor_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cost_floor_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    min_paired_trials: int | None = Field(default=None, ge=1)
     critical: list[str] = Field(default_factory=list)
 
 

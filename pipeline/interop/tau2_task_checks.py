@@ -122,4 +122,8 @@ def _name(value: Any) -> str:
 
 
 def _failed(number: int, field: str, message: str) -> ImportFailed:
-    return ImportFailed(f"tasks.json: task {number}: {field}: {message}")
+    """``tasks.json: task N: field: message``; the field left out when the whole task is wrong
+    (``-``)."""
+    where = f"tasks.json: task {number}"
+    return ImportFailed(f"{where}: {message}" if field in ("", "-") else
+                        f"{where}: {field}: {message}")

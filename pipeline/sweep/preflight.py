@@ -152,12 +152,19 @@ def option_error(exc: ValidationError) -> str:
 
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
+    """A new run's id must be free; ``--resume`` and ``--append`` need a run that exists."""
     from pipeline.sweep.stages import run_exists
+    from warehouse.query import RUNS_HINT
 
-    if not (config.resume or append) and run_exists(config.warehouse, config.run_id):
+    exists = run_exists(config.warehouse, config.run_id)
+    if not (config.resume or append) and exists:
         raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
                        "--resume, add another grid to it with --append, or choose a new "
                        "--run-id")
+    if (config.resume or append) and not exists:
+        flag = "--resume" if config.resume else "--append"
+        raise BadInput(f"--run-id: no run {config.run_id!r} to {flag} ({RUNS_HINT}); "
+                       f"leave out {flag} to start it")
 
 
 def check_free_space(warehouse: Path) -> None:

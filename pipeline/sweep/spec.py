@@ -7,8 +7,11 @@ policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are opt
 and the release
 ``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate). The file
 is parsed with PyYAML keeping the line of every key, validated with pydantic
-(``extra='forbid'``), and turned into a ``SweepConfig``. The first problem raises
-``CatalogError`` as ``path:line: field: message``, before anything runs or is written.
+(``extra='forbid'``), and turned into a ``SweepConfig``. Every problem the file's shape shows,
+or else every problem its suites, models and scenarios show, is raised at once
+(``CatalogErrors``, one ``path:line: field: message`` each, with "did you mean" for a
+misspelt key or value), before anything runs or is written. A model is a mapping, or just its
+name (``models: [reference/golden]``) as ``--model`` takes it.
 """
 
 from __future__ import annotations
@@ -17,17 +20,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipeline.catalog import CatalogError, bundled_suites, known_suites, set_extra_roots
-from pipeline.catalog.errors import format_location
+from pipeline.catalog.errors import format_location, raise_all
 from pipeline.catalog.located import (
     Location,
-    _message,
     line_of,
     read_yaml_mapping,
     validate_located,
 )
+from pipeline.catalog.plain import did_you_mean, plain_message
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
@@ -85,6 +88,24 @@ class SweepSpec(BaseModel):
     ray_address: str | None = None
     """Default: ``RAY_ADDRESS`` or a local Ray."""
 
+    @field_validator("models", mode="before")
+    @classmethod
+    def _named_models(cls, value: Any) -> Any:
+        """A model given by its name alone, as ``--model`` gives it."""
+        if isinstance(value, list):
+            return [_named(item) for item in value]
+        return value
+
+    @field_validator("user_model", mode="before")
+    @classmethod
+    def _named_user_model(cls, value: Any) -> Any:
+        return _named(value)
+
+
+def _named(value: Any) -> Any:
+    """``reference/golden`` -> ``{name: reference/golden}``; anything else as it is."""
+    return {"name": value} if isinstance(value, str) else value
+
 
 def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
     """Parse and validate a spec file; also returns the line of every key."""
@@ -105,18 +126,21 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
         try:
             validate_run_id(spec.run_id)
         except WarehouseError as exc:
-            raise fail(("run_id",), str(exc)) from None
-    catalogs = [_resolve_catalog(entry, path.parent, fail, i)
-                for i, entry in enumerate(spec.catalogs)]
+            fail(("run_id",), str(exc))
+    catalogs = [c for i, entry in enumerate(spec.catalogs)
+                if (c := _resolve_catalog(entry, path.parent, fail, i)) is not None]
     set_extra_roots(catalogs)
-    suites = [_resolve_suite(entry, path.parent, fail, i) for i, entry in enumerate(spec.suites)]
+    suites = [p for i, entry in enumerate(spec.suites)
+              if (p := _resolve_suite(entry, path.parent, fail, i)) is not None]
     for key, values in (("suites", suites), ("prompts", spec.prompts or []),
                         ("memory_modes", spec.memory_modes or []),
                         ("models", [m.name for m in spec.models])):
         _refuse_duplicates(key, values, fail)
     _check_models(spec.models, fail)
-    _check_scenarios(spec.scenarios, suites, fail)
+    if len(suites) == len(spec.suites):  # a missing suite's scenarios cannot be known
+        _check_scenarios(spec.scenarios, suites, fail)
     repeats = _repeats(spec, fail)
+    raise_all(fail.errors)
     args: dict[str, Any] = {
         "catalogs": catalogs,
         "suites": suites,
@@ -145,19 +169,21 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
     except ValidationError as exc:  # only an override can get here: the file was validated
         first = exc.errors(include_url=False)[0]
         raise CatalogError(str(path), None, format_location(list(first["loc"])),
-                           _message(str(first["msg"]))) from None
+                           plain_message(SweepConfig, first)) from None
 
 
 class _Locator:
-    """Builds the CatalogError for a location in the spec, with the line of its key."""
+    """Records a CatalogError for a location in the spec, with the line of its key: every
+    mistake is collected, then raised together (``raise_all``)."""
 
     def __init__(self, path: str, lines: Mapping[Location, int]) -> None:
         self.path = path
         self.lines = lines
+        self.errors: list[CatalogError] = []
 
-    def __call__(self, loc: Location, message: str) -> CatalogError:
-        return CatalogError(self.path, line_of(loc, self.lines), format_location(list(loc)),
-                            message)
+    def __call__(self, loc: Location, message: str) -> None:
+        self.errors.append(CatalogError(self.path, line_of(loc, self.lines),
+                                        format_location(list(loc)), message))
 
 
 def _repeats(spec: SweepSpec, fail: _Locator) -> int:
@@ -165,31 +191,36 @@ def _repeats(spec: SweepSpec, fail: _Locator) -> int:
     if spec.runs_per_case is None:
         return spec.repeats
     if "repeats" in spec.model_fields_set:
-        raise fail(("runs_per_case",), "runs_per_case is another name for repeats: give one "
-                   "of them")
+        fail(("runs_per_case",), "runs_per_case is another name for repeats: give one of them")
     return spec.runs_per_case
 
 
-def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path:
-    """A suite file (``.jsonl`` or a path, relative to the spec's folder) or a bundled id."""
+def _resolve_suite(entry: str, base: Path, fail: _Locator, index: int) -> Path | None:
+    """A suite file (``.jsonl`` or a path, relative to the spec's folder) or a bundled id;
+    None (a mistake recorded) when it names none."""
     if entry.endswith(".jsonl") or "/" in entry:
         path = Path(entry).expanduser()
         path = (path if path.is_absolute() else base / path).resolve()
         if not path.is_file():
-            raise fail(("suites", index), f"no such suite file: {path}")
+            fail(("suites", index), f"no such suite file: {path}")
+            return None
         return path
     known = known_suites()
     if entry not in known:
-        raise fail(("suites", index), f"unknown bundled suite {entry!r}; known: "
-                   f"{', '.join(sorted(known))} (a file needs the .jsonl suffix)")
+        hint = did_you_mean(entry, known)
+        fail(("suites", index), f"unknown bundled suite {entry!r}{hint}"
+             + ("" if hint else f"; known: {', '.join(sorted(known))}")
+             + " (a file needs the .jsonl suffix)")
+        return None
     return known[entry]
 
 
-def _resolve_catalog(entry: str, base: Path, fail: _Locator, index: int) -> Path:
+def _resolve_catalog(entry: str, base: Path, fail: _Locator, index: int) -> Path | None:
     path = Path(entry).expanduser()
     path = (path if path.is_absolute() else base / path).resolve()
     if not path.is_dir():
-        raise fail(("catalogs", index), f"no such catalog folder: {path}")
+        fail(("catalogs", index), f"no such catalog folder: {path}")
+        return None
     return path
 
 
@@ -198,7 +229,8 @@ def _refuse_duplicates(key: str, values: Sequence[object], fail: _Locator) -> No
     for index, value in enumerate(values):
         if value in seen:
             loc: Location = (key, index, "name") if key == "models" else (key, index)
-            raise fail(loc, f"{value!s} is listed twice (first as item {seen[value]})")
+            fail(loc, f"{value!s} is listed twice (first as item {seen[value]})")
+            continue
         seen[value] = index
 
 
@@ -216,13 +248,13 @@ def _check_models(models: Sequence[ModelConfig], fail: _Locator) -> None:
         if model.concurrency is not None:
             previous = limits.setdefault(model.provider, (model.concurrency, index))
             if previous[0] != model.concurrency:
-                raise fail(("models", index, "concurrency"),
-                           f"provider group {model.provider!r} already has concurrency "
-                           f"{previous[0]} (models.{previous[1]})")
+                fail(("models", index, "concurrency"),
+                     f"provider group {model.provider!r} already has concurrency "
+                     f"{previous[0]} (models.{previous[1]})")
         try:
             model.resolved()
         except ValueError as exc:
-            raise fail(("models", index, "name"), str(exc)) from None
+            fail(("models", index, "name"), str(exc))
 
 
 def _check_scenarios(ids: Sequence[str], suites: Sequence[Path], fail: _Locator) -> None:
@@ -235,7 +267,8 @@ def _check_scenarios(ids: Sequence[str], suites: Sequence[Path], fail: _Locator)
              for loaded in suite.scenarios}
     for index, scenario_id in enumerate(ids):
         if scenario_id not in known:
-            raise fail(("scenarios", index), f"no scenario {scenario_id!r} in the suites "
-                       f"(known: {', '.join(sorted(known))})")
+            hint = did_you_mean(scenario_id, known)
+            fail(("scenarios", index), f"no scenario {scenario_id!r} in the suites{hint}"
+                 + ("" if hint else f" (known: {', '.join(sorted(known))})"))
 
 

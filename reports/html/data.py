@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from warehouse.frames import frame_named
-from warehouse.query import run_named
+from warehouse.query import RUNS_HINT, run_named
 from warehouse.writer import WarehouseError, validate_run_id
 
 CELL_KEY = ("scenario_id", "model", "prompt_id", "memory_mode")
@@ -59,7 +59,7 @@ def check_run(root: Path, run_id: str) -> None:
         raise ReportInputError(str(exc)) from None
     if not run_named(root, "trial_count", {"run_id": run_id}).rows[0][0]:
         raise ReportInputError(f"run {run_id!r} has no trials in the warehouse {root} "
-                               "(agentsweep runs lists the runs)")
+                               f"({RUNS_HINT})")
 
 
 def load_run(root: Path, run_id: str) -> RunData:

@@ -19,7 +19,8 @@ OLD, NEW = "a" * 64, "b" * 64
 def trial(run_id: str, scenario: str, repeat: int, passed: bool | None, *,
           model: str = "m/a", sha: str = OLD, status: str = "complete",
           score_state: int | None = None, cost: float | None = 0.01,
-          latency: float = 1000.0, memory: str = "chat") -> dict[str, Any]:
+          latency: float = 1000.0, memory: str = "chat",
+          access: str | None = None) -> dict[str, Any]:
     fill = {pa.types.is_string: "x", pa.types.is_integer: 0, pa.types.is_floating: 0.0,
             pa.types.is_boolean: False, pa.types.is_timestamp: T0, pa.types.is_list: []}
     row = {c.name: next(v for test, v in fill.items() if test(c.type))
@@ -30,7 +31,8 @@ def trial(run_id: str, scenario: str, repeat: int, passed: bool | None, *,
                suite_id="gate_suite", model=model, prompt_id="default", memory_mode=memory,
                repeat=repeat, status=status, passed=passed if status != "incomplete" else None,
                score_state=score_state, cost_usd=cost, input_tokens=100, output_tokens=20,
-               latency_ms=latency, tool_calls=2, code_version="agentsweep 0.test")
+               latency_ms=latency, tool_calls=2, code_version="agentsweep 0.test",
+               access_channel=access)
     if passed is False and status == "complete":
         row.update(score_response=0, first_violation_check="response:claim@1",
                    first_violation_turn=1, first_violation_step=0)

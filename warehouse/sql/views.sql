@@ -23,6 +23,7 @@ SELECT
     suite_id,
     model,
     model_version,
+    access_channel,
     prompt_id,
     prompt_sha256,
     memory_mode,

@@ -93,3 +93,46 @@ def test_run_with_broken_suite_exits_2_and_writes_nothing(tmp_path: Path) -> Non
     assert f"{path}:3:" in result.output
     after = sorted(root.rglob("*")) if root.exists() else []
     assert after == before
+
+
+def test_every_bad_line_of_a_suite_is_reported_in_one_pass(tmp_path: Path) -> None:
+    rows: list[object] = list(_lines())
+    assert isinstance(rows[0], dict) and isinstance(rows[1], dict)
+    rows[0]["titel"] = rows[0].pop("title")
+    rows[1]["class"] = "reveall"
+    rows.insert(3, "{not json")
+    path = _write(tmp_path, rows)
+    with pytest.raises(CatalogError) as caught:
+        load_suite(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}:1: titel: unknown key; did you mean 'title'?",
+        f"{path}:2: class: 'reveall' is not one of reveal, revision, function_switch, control, "
+        "regression, condition, imported; did you mean 'reveal'?",
+        f"{path}:4: invalid JSON at column 2: Expecting property name enclosed in double quotes"]
+
+
+def test_errors_of_a_file_are_listed_up_to_a_limit(tmp_path: Path) -> None:
+    from pipeline.catalog.errors import MAX_ERRORS
+
+    rows: list[object] = ["{not json"] * (MAX_ERRORS + 5)
+    path = _write(tmp_path, rows)
+    with pytest.raises(CatalogError) as caught:
+        load_suite(path)
+    lines = str(caught.value).splitlines()
+    assert len(lines) == MAX_ERRORS + 1
+    assert lines[-1] == f"{path}: ... and 5 more mistake(s)"
+
+
+def test_a_misspelt_tool_or_argument_gets_its_closest_name(tmp_path: Path) -> None:
+    rows: list[dict] = _lines()
+    rows[0]["turns"][0]["golden"][0]["call"]["name"] = "search_room"
+    rows[1]["expectations"]["argument_constraints"][0]["argument"] = "capacty"
+    path = _write(tmp_path, list(rows))
+    with pytest.raises(CatalogError) as caught:
+        load_suite(path)
+    first, second = str(caught.value).splitlines()
+    assert first.startswith(f"{path}:1: turns.0.golden.0.call.name: unknown tool 'search_room'")
+    assert first.endswith("; did you mean 'search_rooms'?")
+    assert second.startswith(f"{path}:2: expectations.argument_constraints.0.argument: "
+                             "'capacty' is not a parameter")
+    assert second.endswith("; did you mean 'capacity'?")

@@ -172,7 +172,7 @@ def test_an_unknown_condition_type_is_refused_at_its_line_in_tools_json(
                 if '"sequence"' in row)
     message = _load_error(root / "wh_copy" / "suites" / "conditions.jsonl", monkeypatch)
     assert f"tools.json:{line}: tools." in message and ".type: " in message
-    assert "'existence'" in message  # the message names the closed set
+    assert "'sequence' is not one of existence, state" in message  # it names the closed set
 
 
 def _scenario_line(**turn2: Any) -> dict[str, Any]:

@@ -252,4 +252,4 @@ def test_a_broken_db_sql_is_named(tmp_path: Path) -> None:
     (root / "orders_copy" / "db.sql").write_text("CREATE TABLE orders (id TEXT", "utf-8")
     with pytest.raises(CatalogError) as caught:
         load_domain("orders_copy", root / "orders_copy")
-    assert "db.sql: -: SQLite: " in str(caught.value)
+    assert "db.sql: SQLite: " in str(caught.value)

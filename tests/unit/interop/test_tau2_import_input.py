@@ -101,7 +101,7 @@ def test_a_small_import_lands_whole_beside_the_domains_own_files(tmp_path: Path)
     ([_task(evaluation_criteria__communicate_info=[1])],
      "tasks.json: task 0: evaluation_criteria.communicate_info.0: expected a string, got an "
      "integer"),
-    ([TASK, "not a task"], "tasks.json: task 1: -: expected an object, got a string"),
+    ([TASK, "not a task"], "tasks.json: task 1: expected an object, got a string"),
     ({"tasks": []}, "tasks.json: the top level must be a list of tasks"),
 ], ids=["duplicate", "dotdot", "slash", "null-id", "list-id", "missing", "null", "wrong-type",
         "null-arguments", "no-name", "item-type", "not-object", "not-list"])

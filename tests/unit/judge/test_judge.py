@@ -188,7 +188,7 @@ def test_a_rubric_without_a_version_is_refused_with_file_line_and_field(
     path.write_text("---\nid: explanation\nevidence: [answer]\n---\nJudge the answer.\n")
     with pytest.raises(CatalogError) as caught:
         load_rubric(path)
-    assert str(caught.value).startswith(f"{path}:1: version: Field required")
+    assert str(caught.value).startswith(f"{path}:1: version: missing: this key is required")
     path.write_text("---\nid: explanation\nversion: one\n---\nJudge the answer.\n")
     with pytest.raises(CatalogError, match=r"rubric.md:3: version: "):
         load_rubric(path)

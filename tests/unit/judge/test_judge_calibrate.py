@@ -118,7 +118,8 @@ def test_labels_naming_unknown_trials_are_refused_with_file_and_line(
     labels.write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(cli.app, ["judge", "calibrate", "--labels", str(labels),
                                           "--run-id", "orders"])
-    assert result.exit_code == 2 and "labels.jsonl:3: labeller: Field required" in " ".join(
+    assert result.exit_code == 2
+    assert "labels.jsonl:3: labeller: missing: this key is required" in " ".join(
         result.output.split())
 
 

@@ -227,7 +227,7 @@ def test_bad_input_is_one_line_exit_2_and_no_file(case: str, env: Path, tmp_path
             "missing-folder": ["--run-id", "base", "-o", str(tmp_path / "no" / "r.html")]}[case]
     code, _, err = cli("report", "html", *args)
     assert code == 2
-    message = {"unknown-run": "run 'nope' has no trials",
+    message = {"unknown-run": "--run-id: no run 'nope' in the warehouse",
                "no-shared-scenarios": "nothing to compare: no shared scenarios",
                "missing-folder": "does not exist"}[case]
     assert message in err and err.count("\n") == 1

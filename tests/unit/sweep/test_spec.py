@@ -120,16 +120,17 @@ BROKEN = [
     # (file text, line, field, words in the message)
     ("models: [{name: reference/golden}]\nrepeats: 0\n", 2, "repeats", "greater than"),
     ("models:\n  - name: reference/golden\n    temprature: 0.2\n", 3, "models.0.temprature",
-     "Extra inputs"),
-    ("suites: [intent_change]\n", 1, "models", "Field required"),
+     "unknown key; did you mean 'temperature'?"),
+    ("suites: [intent_change]\n", 1, "models", "missing: this key is required"),
     ("models:\n  - name: reference/golden\nmemory_modes:\n  - chat\n  - sumary\n", 5,
-     "memory_modes.1", "'chat', 'summary' or 'structured'"),
+     "memory_modes.1", "'sumary' is not one of chat, summary, structured; did you mean "
+     "'summary'?"),
     ("models:\n  - name: openai/gpt-4o-mini\n    faults: {rate_limit: 0.5}\n", 2, "models.0",
      "only for reference models"),
     ("models:\n  - name: reference/golden\n    faults:\n      rate_limit: 0.7\n"
      "      server_error: 0.7\n", 3, "models.0.faults", "sum to 1.4"),
     ("models: [{name: reference/golden}]\nretry:\n  backoff_base_s: 9\n  backoff_max_s: 1\n"
-     "  max_atempts: 2\n", 5, "retry.max_atempts", "Extra inputs"),
+     "  max_atempts: 2\n", 5, "retry.max_atempts", "did you mean 'max_attempts'?"),
     ("models: [{name: reference/golden}]\nsuites:\n  - intent_change\n  - nope\n", 4,
      "suites.1", "unknown bundled suite 'nope'"),
     ("models: [{name: reference/golden}]\nsuites:\n  - missing/file.jsonl\n", 3, "suites.0",
@@ -145,8 +146,8 @@ BROKEN = [
      "models.0.params", "temperature cannot be set in params"),
     ("models: [{name: reference/golden}]\nrepeats: 2\nrepeats: 3\n", 3, "repeats",
      "duplicate key (first on line 2)"),
-    ("models: [{name: reference/golden}\nrepeats: 2\n", 2, "-", "invalid YAML"),
-    ("- just\n- a list\n", 1, "-", "a sweep spec is a mapping"),
+    ("models: [{name: reference/golden}\nrepeats: 2\n", 2, "", "invalid YAML"),
+    ("- just\n- a list\n", 1, "", "a sweep spec is a mapping"),
     ("models: [{name: reference/golden}]\nthresholds:\n  critical_pass_rate: 1.5\n", 3,
      "thresholds.critical_pass_rate", "less than or equal to 1"),
     ("models: [{name: reference/golden}]\nthresholds:\n  overall_pass_rate: -0.1\n", 3,
@@ -156,12 +157,13 @@ BROKEN = [
     ("models: [{name: reference/golden}]\nthresholds:\n  max_cost_usd: .nan\n", 3,
      "thresholds.max_cost_usd", "finite number"),
     ("models: [{name: reference/golden}]\nthresholds:\n  max_cost: 5\n", 3,
-     "thresholds.max_cost", "Extra inputs"),
+     "thresholds.max_cost", "unknown key; did you mean 'max_cost_usd'?"),
     ("models: [{name: reference/golden}]\nruns_per_case: 0\n", 2, "runs_per_case",
      "greater than"),
     ("models: [{name: reference/golden}]\nrepeats: 2\nruns_per_case: 3\n", 3,
      "runs_per_case", "another name for repeats"),
-    ("models: [{name: reference/golden}]\ntools: live\n", 2, "tools", "'sandbox' or 'mock'"),
+    ("models: [{name: reference/golden}]\ntools: live\n", 2, "tools",
+     "'live' is not one of sandbox, mock"),
 ]
 
 
@@ -174,7 +176,8 @@ def test_a_broken_spec_names_line_and_field(tmp_path: Path, text: str, line: int
     error = caught.value
     assert (error.path, error.line, error.field) == (str(path), line, field), str(error)
     assert words in error.message
-    assert str(error).startswith(f"{path}:{line}: {field}: ")
+    assert str(error).startswith(f"{path}:{line}: {field}: " if field else f"{path}:{line}: ")
+    assert ": -:" not in str(error) and "Input should be a valid" not in str(error)
 
 
 def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
@@ -252,3 +255,64 @@ def test_a_config_recorded_before_model_config_resumes_the_same_grid(tmp_path: P
                                                           plan(today).pending]
     assert upgrade_recorded({"models": [{"name": "reference/golden"}]}) == {
         "models": [{"name": "reference/golden"}]}  # today's shape is left alone
+
+
+THREE_MISTAKES = """\
+suites: [intent_change]
+models:
+  - name: reference/golden
+    temprature: 0.2
+memory_modes: [chat, sumary]
+repeat: 2
+"""
+
+
+def test_three_mistakes_are_three_errors_in_one_pass_each_with_a_suggestion(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path, THREE_MISTAKES)
+    with pytest.raises(CatalogError) as caught:
+        load_spec(path, tmp_path / "wh")
+    assert str(caught.value).splitlines() == [
+        f"{path}:4: models.0.temprature: unknown key; did you mean 'temperature'?",
+        f"{path}:5: memory_modes.1: 'sumary' is not one of chat, summary, structured; did you "
+        "mean 'summary'?",
+        f"{path}:6: repeat: unknown key; did you mean 'repeats'?"]
+
+
+def test_mistakes_past_the_shape_are_collected_too(tmp_path: Path) -> None:
+    """Suites, scenarios and repeats are checked after the shape: all of theirs at once."""
+    path = _write(tmp_path, "suites: [intent_chnge, guest_pass]\nmodels: [reference/golden]\n"
+                            "scenarios: [V1]\nrepeats: 2\nruns_per_case: 2\n")
+    with pytest.raises(CatalogError) as caught:
+        load_spec(path, tmp_path / "wh")
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{path}:1: suites.0: unknown bundled suite 'intent_chnge'; did "
+                               "you mean 'intent_change'?")
+    assert lines[1].startswith(f"{path}:5: runs_per_case: ")
+    path = _write(tmp_path, "models: [reference/golden]\nscenarios: [V1x, F1]\n", "ids.yaml")
+    with pytest.raises(CatalogError, match=r"ids.yaml:2: scenarios.0: no scenario 'V1x' in the "
+                                           r"suites; did you mean 'V1'\?"):
+        load_spec(path, tmp_path / "wh")
+
+
+def test_a_model_may_be_given_by_its_name_as_on_the_command_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "models: [reference/golden, {name: reference/mutant-stale-value, "
+                            "temperature: 0.5}]\nuser_model: reference/golden\n")
+    config = load_spec(path, tmp_path / "wh")
+    assert [(m.name, m.temperature) for m in config.models] == [
+        ("reference/golden", 0.0), ("reference/mutant-stale-value", 0.5)]
+    assert config.user_model == ModelConfig("reference/golden")
+
+
+def test_the_cli_prints_every_mistake_of_a_spec(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.cli import app as cli
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
+    path = _write(tmp_path, THREE_MISTAKES)
+    result = CliRunner().invoke(cli.app, ["run", "--spec", str(path)])
+    assert result.exit_code == 2
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    assert all(line.startswith(f"{path}:") for line in lines), lines
+    assert [line.split(": ", 2)[1] for line in lines] == [
+        "models.0.temprature", "memory_modes.1", "repeat"]

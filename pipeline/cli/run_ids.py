@@ -1,0 +1,25 @@
+"""The check every command that reads a stored run shares: an unknown run id is one line naming
+it and where the ids are listed, and exit 2 (never an empty table that reads as "no
+failures"), before anything is read or written."""
+
+from __future__ import annotations
+
+import typer
+
+from pipeline.cli.tables import make_console
+from pipeline.errors import ExitCode
+from pipeline.runtime import hygiene
+
+
+def known_runs(*named: tuple[str, str | None]) -> None:
+    """Exit 2 with one line for the first ``(option, run id)`` whose run the warehouse does not
+    hold; a None run id (an option not given) is not checked."""
+    from warehouse.query import unknown_run
+
+    root = hygiene.warehouse_root()
+    for option, run_id in named:
+        problem = None if run_id is None else unknown_run(root, run_id)
+        if problem is not None:
+            make_console(stderr=True).print(f"error: {option}: {problem}", markup=False,
+                                            highlight=False, soft_wrap=True)
+            raise typer.Exit(ExitCode.BAD_INPUT)
