@@ -38,7 +38,8 @@ def _agentsweep(home: Path, *args: str, strace_to: Path | None = None,
     env["ACME_API_KEY"] = "sk-canary-e2e-0123456789abcdef"
     command = [str(BIN / "agentsweep"), *args]
     if strace_to is not None:
-        command = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(strace_to), *command]
+        command = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
+                   str(strace_to), *command]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
 

@@ -281,7 +281,8 @@ def test_chromium_reaches_no_address_but_loopback(env: Path, tmp_path: Path) -> 
         pytest.fail("strace is not installed (.ci/run installs it)")
     path = _report(tmp_path, "--run-id", "cand", "--baseline", "base")
     log = tmp_path / "connect.log"
-    with Browser(tracer=["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(log)]) as b:
+    with Browser(tracer=["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect",
+                         "-o", str(log)]) as b:
         b.open(path)
         b.click("#matrix td.cell")
         time.sleep(2)  # background work of a fresh profile starts in the first seconds
