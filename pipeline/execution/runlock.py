@@ -25,6 +25,24 @@ class RunLocked(RuntimeError):
     """The run id is being run by another driver."""
 
 
+def locked_message(run_id: str, holder: str) -> str:
+    return (f"--run-id {run_id}: this run is already being run by {holder}; wait for it, or "
+            "choose another --run-id")
+
+
+def holder_of(run_id: str, home: Path | None = None) -> str | None:
+    """Who holds the run's lock now (None: nobody); takes nothing."""
+    path = lock_path(run_id, home)
+    if not path.is_file():
+        return None
+    with path.open("r") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return handle.read().strip() or "another process"
+    return None
+
+
 def lock_path(run_id: str, home: Path | None = None) -> Path:
     return (home or agentsweep_home()) / "locks" / f"{run_id}.lock"
 
@@ -40,8 +58,7 @@ def run_lock(run_id: str, home: Path | None = None) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise RunLocked(f"--run-id {run_id}: this run is already being run by {holder}; "
-                            "wait for it, or choose another --run-id") from None
+            raise RunLocked(locked_message(run_id, holder)) from None
         handle.seek(0)
         handle.truncate()
         handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),

@@ -153,6 +153,7 @@ def option_error(exc: ValidationError) -> str:
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
     """A new run's id must be free; ``--resume`` and ``--append`` need a run that exists."""
+    from pipeline.execution.runlock import holder_of, locked_message
     from pipeline.sweep.stages import run_exists
     from warehouse.query import RUNS_HINT
 
@@ -161,6 +162,9 @@ def refuse_existing(config: SweepConfig, append: bool) -> None:
         raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
                        "--resume, add another grid to it with --append, or choose a new "
                        "--run-id")
+    holder = holder_of(config.run_id)
+    if holder is not None:  # a driver runs it now (its first rows may not be written yet)
+        raise BadInput(locked_message(config.run_id, holder))
     if (config.resume or append) and not exists:
         flag = "--resume" if config.resume else "--append"
         raise BadInput(f"--run-id: no run {config.run_id!r} to {flag} ({RUNS_HINT}); "
