@@ -31,7 +31,7 @@ def locked_message(run_id: str, holder: str) -> str:
 
 
 def holder_of(run_id: str, home: Path | None = None) -> str | None:
-    """Who holds the run's lock now (None: nobody); takes nothing."""
+    """Who else holds the run's lock now (None: nobody, or this process); takes nothing."""
     path = lock_path(run_id, home)
     if not path.is_file():
         return None
@@ -39,8 +39,17 @@ def holder_of(run_id: str, home: Path | None = None) -> str | None:
         try:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return handle.read().strip() or "another process"
+            holder = handle.read().strip()
+            return None if _is_this_process(holder) else holder or "another process"
     return None
+
+
+def _is_this_process(holder: str) -> bool:
+    try:
+        record = json.loads(holder)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("pid") == os.getpid()
 
 
 def lock_path(run_id: str, home: Path | None = None) -> Path:
