@@ -491,7 +491,8 @@ def ray_head_kill(repeats: int) -> Outcome:
     ray_dir = tempfile.mkdtemp(prefix="as-head-", dir="/tmp")
     with reference_server(port, "--latency-ms", "300"):
         started = time.monotonic()
-        driver = spawn(home, *grid_args(repeats, "f"), *http_args(port), RAY_TMPDIR=ray_dir)
+        driver = spawn(home, *grid_args(repeats, "f"), *http_args(port), "--max-in-flight", "4",
+                       RAY_TMPDIR=ray_dir)
         _wait_first_batch(home, "f")
         time.sleep(6.0)
         head = _named(_children(driver.pid), ("gcs_server", "raylet"))
@@ -520,7 +521,8 @@ def prefect_kill(repeats: int) -> Outcome:
         started = time.monotonic()
         agentsweep(home, "up")
         try:
-            driver = spawn(home, *grid_args(repeats, "f"), *http_args(port))
+            driver = spawn(home, *grid_args(repeats, "f"), *http_args(port), "--max-in-flight",
+                           "4")
             _wait_first_batch(home, "f")
             state = json.loads((home / "stack" / "stack.json").read_text())
             killed_at = time.time()
