@@ -217,7 +217,7 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
             if isinstance(exc, ValidationError):
                 raise
             raise BadInput(f"--model: {exc}") from None
-        _default_modes(config, suites)
+        _default_modes(config, suites, models)
         preflight(models, suites, config.prompts, config.memory_modes)
         _check_user_model(config, [m.name for m in models])
         refuse_existing(config, append)
@@ -230,20 +230,39 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
     return [m.route for m in models if m.route is not None]
 
 
-def _default_modes(config: SweepConfig, suites: list[Suite]) -> None:
+def _default_modes(config: SweepConfig, suites: list[Suite],
+                   models: Sequence[ModelConfig]) -> None:
     """Memory modes nobody chose: leave out structured mode when a domain of the run has no
-    state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
-    from pipeline.catalog import load_domain
-
+    state schema for it, and any mode a model's provider lacks something for (a reference
+    model needs golden summaries); one note each. Chosen modes are still refused by
+    preflight."""
     if "memory_modes" in config.model_fields_set:
         return
     lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
                       if load_domain(s.scenario.domain).state_schema is None})
     if lacking and "structured" in config.memory_modes:
-        config.memory_modes = [m for m in config.memory_modes if m != "structured"]
-        Console(stderr=True).print(
-            f"note: structured memory mode left out: domain {', '.join(lacking)} has no "
-            "state.schema.json (choose modes with --memory-mode)", markup=False)
+        _leave_out(config, "structured", f"domain {', '.join(lacking)} has no state.schema.json")
+    for mode in list(config.memory_modes):
+        lack = _provider_lack(suites, models, mode)
+        if lack is not None:
+            _leave_out(config, mode, lack)
+
+
+def _provider_lack(suites: Sequence[Suite], models: Sequence[ModelConfig],
+                   mode: str) -> str | None:
+    """What the first model that cannot run ``mode`` lacks, naming the model."""
+    for model in models:
+        lack = provider_named(model.provider).lacking(suites, mode)
+        if lack is not None:
+            return f"{model.name}: {lack}"
+    return None
+
+
+def _leave_out(config: SweepConfig, mode: str, why: str) -> None:
+    config.memory_modes = [m for m in config.memory_modes if m != mode]
+    Console(stderr=True, soft_wrap=True).print(
+        f"note: {mode} memory mode left out: {why} (choose modes with --memory-mode)",
+        markup=False)
 
 
 def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
