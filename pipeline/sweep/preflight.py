@@ -3,11 +3,13 @@
 ``preflight(models, suites, prompts, memory_modes)`` raises ``PreflightError`` (one line,
 naming the option or the file and field) for: a model no provider knows (a name its registered
 provider refuses, e.g. an unknown reference variant; a LiteLLM provider prefix LiteLLM does not
-have), a real provider whose key is not in the environment, an ``api_base`` nothing listens on,
-a prompt a domain lacks, a memory mode a domain cannot run (structured needs
-``state.schema.json``), and whatever a model's provider checks in the suites
-(``ModelProvider.check_suites``: reference models need a golden summary or state per turn).
-LiteLLM is imported only when a real provider is named (it costs seconds).
+have, known without its import: ``pipeline.models.litellm_prefixes``), a real provider whose key
+is not in the environment, an ``api_base`` nothing listens on, a prompt a domain lacks, a memory
+mode a domain cannot run (structured needs ``state.schema.json``), and whatever a model's
+provider checks in the suites (``ModelProvider.check_suites``: reference models need a golden
+summary or state per turn). LiteLLM is imported only when a real provider with a known prefix
+is named (it costs seconds). Memory modes nobody chose leave out what a domain or a model's
+provider (``ModelProvider.lacking``) cannot run, with a note.
 """
 
 from __future__ import annotations
@@ -95,9 +97,12 @@ def _endpoint(model: ModelConfig) -> str | None:
 
 def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     from pipeline.models.client import litellm_module
+    from pipeline.models.litellm_prefixes import unknown_prefix
     from pipeline.models.provider_keys import missing_key
 
     target = model.route.litellm_model if model.route is not None else model.name
+    if unknown_prefix(target) is not None:  # refused before LiteLLM's import (seconds)
+        raise _no_provider(model)
     key = missing_key(target, dict(os.environ)) if api_base is None else None
     if key is not None:  # refused before LiteLLM's import (seconds)
         raise PreflightError(f"--model {model.name}: set {key} in the environment (the "
@@ -106,9 +111,7 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     try:
         litellm.get_llm_provider(target)
     except Exception:  # LiteLLM raises its BadRequestError for an unknown prefix
-        raise PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; write "
-                             "<provider>/<model>, e.g. openai/gpt-4o-mini or "
-                             "anthropic/claude-3-5-haiku-latest") from None
+        raise _no_provider(model) from None
     if api_base is not None:
         if api_base:
             _check_reachable(model.name, api_base)
@@ -117,6 +120,12 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     if missing:
         raise PreflightError(f"--model {model.name}: set {', '.join(missing)} in the "
                              "environment (the provider's key; it is never stored or printed)")
+
+
+def _no_provider(model: ModelConfig) -> PreflightError:
+    return PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; write "
+                          "<provider>/<model>, e.g. openai/gpt-4o-mini or "
+                          "anthropic/claude-3-5-haiku-latest")
 
 
 def _check_reachable(model: str, api_base: str) -> None:
