@@ -39,21 +39,29 @@ class PreflightError(ValueError):
 
 
 def preflight(models: Sequence[ModelConfig], suites: Sequence[Suite], prompts: Sequence[str],
-              memory_modes: Sequence[str]) -> None:
+              memory_modes: Sequence[str], *, reach: bool = True) -> None:
     """Every check, in order; ``models`` as configured (their routes are resolved here if they
-    are not yet: a name its provider does not know is refused)."""
-    for model in models:
-        if model.api_key_env and not os.environ.get(model.api_key_env):
-            raise PreflightError(f"--model {model.name}: api_key_env {model.api_key_env} is not "
-                                 "set in the environment")
+    are not yet: a name its provider does not know is refused). ``reach=False`` leaves out what
+    only calling the models needs (``check_reach``)."""
     resolved = [_resolved(model) for model in models]
-    _check_models(resolved)
+    if reach:
+        check_reach(resolved)
     _check_domains(suites, prompts, memory_modes)
     for name in sorted({model.provider for model in resolved}):
         try:
             provider_named(name).check_suites(suites, memory_modes)
         except ValueError as exc:
             raise PreflightError(str(exc)) from None
+
+
+def check_reach(models: Sequence[ModelConfig]) -> None:
+    """What calling ``models`` (resolved) needs: their keys in the environment, a provider
+    LiteLLM has, an endpoint that answers."""
+    for model in models:
+        if model.api_key_env and not os.environ.get(model.api_key_env):
+            raise PreflightError(f"--model {model.name}: api_key_env {model.api_key_env} is not "
+                                 "set in the environment")
+    _check_models(models)
 
 
 def _resolved(model: ModelConfig) -> ModelConfig:
@@ -208,8 +216,9 @@ def _check_ray_address(address: str) -> None:
                        "local Ray") from None
 
 
-def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
-    """Everything about the run that can be known before it starts; returns the routes."""
+def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[ModelRoute]:
+    """Everything about the run that can be known before it starts; returns the routes.
+    ``reach=False`` leaves the models' keys and endpoints to ``check_sweep_reach``."""
     from pipeline.catalog import CatalogError
     from pipeline.sweep.preflight import preflight
     from pipeline.sweep.stages import load_plan_suites
@@ -227,8 +236,8 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
                 raise
             raise BadInput(f"--model: {exc}") from None
         _default_modes(config, suites, models)
-        preflight(models, suites, config.prompts, config.memory_modes)
-        _check_user_model(config, [m.name for m in models])
+        preflight(models, suites, config.prompts, config.memory_modes, reach=reach)
+        _check_user_model(config, [m.name for m in models], reach=reach)
         refuse_existing(config, append)
         if config.ray_address:
             _check_ray_address(config.ray_address)
@@ -274,7 +283,22 @@ def _leave_out(config: SweepConfig, mode: str, why: str) -> None:
         markup=False)
 
 
-def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
+def check_sweep_reach(config: SweepConfig) -> None:
+    """What calling the sweep's models and its user model needs (``check_reach``); ``prepare``
+    asks only when a trial is left to run: a finished ``--resume`` calls no model, so it neither
+    imports LiteLLM nor needs their endpoints up."""
+    try:
+        check_reach(config.resolved_models())
+    except PreflightError as exc:
+        raise BadInput(str(exc)) from None
+    if config.user_model is not None:
+        try:
+            check_reach([config.user_model.resolved()])
+        except PreflightError as exc:
+            raise BadInput(f"--user-model: {exc}") from None
+
+
+def _check_user_model(config: SweepConfig, agents: list[str], reach: bool = True) -> None:
     """The user simulator's model: one its provider knows, with its key; a model served on the
     nodes (the local model) only when an agent model of the sweep is the same (its server is
     started for the agents)."""
@@ -287,7 +311,7 @@ def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
     except ValueError as exc:
         raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
     try:
-        preflight([user], [], config.prompts, [])
+        preflight([user], [], config.prompts, [], reach=reach)
     except PreflightError as exc:
         raise BadInput(f"--user-model: {exc}") from None
     if user.route is not None and user.route.node_service and user.name not in agents:
