@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 from rich.console import Console
 
 from pipeline.catalog import CatalogError, Suite, load_domain
+from pipeline.catalog.plain import plain_message
 from pipeline.models.config import ModelConfig
 from pipeline.models.providers import provider_for, provider_named
 from pipeline.runtime import hygiene
@@ -159,13 +161,18 @@ class BadInput(Exception):
 
 
 def option_error(exc: ValidationError) -> str:
-    """A pydantic error about the run's options as one line naming the option."""
-    first = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in first["loc"]]
+    """Pydantic's errors about the run's options as one line naming each option, in the plain
+    words of a spec's errors (``catalog.plain``: "did you mean" for an unknown value)."""
+    return "; ".join(_option_message(error) for error in exc.errors(include_url=False))
+
+
+def _option_message(error: ErrorDetails) -> str:
+    loc = [str(p) for p in error["loc"]]
     option = OPTION_OF_FIELD.get(loc[0], "--" + loc[0].replace("_", "-")) if loc else "options"
-    value = first.get("input")
-    shown = f" {value!r}" if isinstance(value, str | int | float) else ""
-    return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
+    message = plain_message(None, error)
+    value = error.get("input")
+    said = isinstance(value, str | int | float) and repr(value) not in message
+    return f"{option}{f' {value!r}' if said else ''}: {message}"
 
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
