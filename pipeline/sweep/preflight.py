@@ -269,7 +269,7 @@ def _default_modes(config: SweepConfig, suites: list[Suite],
         _leave_out(config, "structured", f"domain {', '.join(lacking)} has no state.schema.json")
     for mode in list(config.memory_modes):
         lack = _provider_lack(suites, models, mode)
-        if lack is not None:
+        if lack is not None and len(config.memory_modes) > 1:  # the last one: refused instead
             _leave_out(config, mode, lack)
 
 

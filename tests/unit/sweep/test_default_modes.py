@@ -47,3 +47,17 @@ def test_suites_with_golden_memory_keep_every_mode(tmp_path: Path,
     check(config, append=False)
     assert config.memory_modes == ["chat", "summary", "structured"]
     assert "left out" not in capsys.readouterr().err
+
+
+def test_the_last_mode_is_never_left_out_but_refused(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A provider that lacks something for every mode: the run is refused, never left with no
+    memory mode (an empty grid)."""
+    from pipeline.reference.provider import InProcessReference
+
+    monkeypatch.setattr(InProcessReference, "lacking",
+                        lambda self, suites, mode: f"{MEETING_SUITE}:1: lacks {mode}")
+    config = _config(tmp_path, MEETING_SUITE)
+    with pytest.raises(BadInput, match=r"lacks structured \(add it, or leave structured mode"):
+        check(config, append=False)
+    assert config.memory_modes == ["structured"]
