@@ -28,7 +28,7 @@ from rich.console import Console
 from pipeline.catalog import CatalogError, Suite, load_domain
 from pipeline.catalog.plain import plain_message
 from pipeline.models.config import ModelConfig
-from pipeline.models.providers import provider_for, provider_named
+from pipeline.models.providers import provider_for, provider_named, registered_providers
 from pipeline.runtime import hygiene
 
 if TYPE_CHECKING:
@@ -111,8 +111,9 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     from pipeline.models.provider_keys import missing_key
 
     target = model.route.litellm_model if model.route is not None else model.name
-    if unknown_prefix(target) is not None:  # refused before LiteLLM's import (seconds)
-        raise _no_provider(model)
+    prefix = unknown_prefix(target)
+    if prefix is not None and prefix not in registered_providers():  # a plugin may install it
+        raise _no_provider(model)  # refused before LiteLLM's import (seconds)
     key = missing_key(target, dict(os.environ)) if api_base is None else None
     if key is not None:  # refused before LiteLLM's import (seconds)
         raise PreflightError(f"--model {model.name}: set {key} in the environment (the "
