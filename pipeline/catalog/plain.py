@@ -28,6 +28,12 @@ _TYPE_WORDS: Mapping[str, str] = {
     "bool_type": "true or false", "bool_parsing": "true or false",
 }
 """Pydantic error types that mean "the value is not of the expected kind"."""
+_BOUND_WORDS: Mapping[str, str] = {
+    "greater_than": "greater than {gt}", "greater_than_equal": "greater than or equal to {ge}",
+    "less_than": "less than {lt}", "less_than_equal": "less than or equal to {le}",
+    "finite_number": "a finite number",
+}
+"""Pydantic error types that mean "the value is out of its range", in words with its bound."""
 
 
 def did_you_mean(word: object, known: Iterable[str]) -> str:
@@ -110,6 +116,9 @@ def plain_message(model: type[BaseModel] | None, error: ErrorDetails) -> str:
         return "missing: this key is required"
     if kind in _TYPE_WORDS:
         return f"expected {_TYPE_WORDS[kind]}, got {_shown(value)}"
+    if kind in _BOUND_WORDS:
+        bound = _BOUND_WORDS[kind].format(**(error.get("ctx") or {}))
+        return f"must be {bound}, got {_shown(value)}"
     return str(error["msg"]).removeprefix("Value error, ")
 
 

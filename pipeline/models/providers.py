@@ -69,7 +69,18 @@ class ModelProvider:
         return None
 
     def check_suites(self, suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
-        """Before a sweep that names this provider: ValueError for data its models lack."""
+        """Before a sweep that names this provider: ValueError for data its models lack (by
+        default, the first memory mode ``lacking`` names)."""
+        for mode in memory_modes:
+            lack = self.lacking(suites, mode)
+            if lack is not None:
+                raise ValueError(f"{lack} (add it, or leave {mode} mode out for these models)")
+
+    def lacking(self, suites: Sequence[Suite], memory_mode: str) -> str | None:
+        """What this provider's models lack to run ``suites`` in ``memory_mode``
+        (``file:line: field: ...``), None when they can run it. A memory mode nobody chose is
+        left out of a sweep when a model's provider lacks something for it."""
+        return None
 
 
 ProviderFactory = Callable[[], ModelProvider] | str

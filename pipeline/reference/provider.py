@@ -7,7 +7,7 @@ path. Both hand each trial's golden script to the model per call (``trial_params
 broken script as our harness's fault (``classify``), whichever way LiteLLM wraps it: the
 ``ReferenceScriptError`` in the exception's chain (in process) or the server's error type on a
 400 (over HTTP). Only the in-process provider takes injected faults and needs every scenario's
-golden memory (``check_suites``); the server has faults of its own.
+golden memory (``lacking``); the server has faults of its own.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class InProcessReference(_ReferenceProvider):
     def install(self, litellm: Any) -> None:
         register_reference_provider(litellm)
 
-    def check_suites(self, suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
-        check_golden_memory(suites, memory_modes)
+    def lacking(self, suites: Sequence[Suite], memory_mode: str) -> str | None:
+        return lacking_golden_memory(suites, memory_mode)
 
 
 class HTTPReference(_ReferenceProvider):
@@ -84,17 +84,20 @@ def is_script_error(exc: BaseException) -> bool:
     return False
 
 
-def check_golden_memory(suites: Sequence[Suite], memory_modes: Sequence[str]) -> None:
+GOLDEN_MEMORY_KEY = {"summary": "summary", "structured": "state"}
+"""The turn field a reference model plays in each memory mode that has one."""
+
+
+def lacking_golden_memory(suites: Sequence[Suite], memory_mode: str) -> str | None:
     """Reference models in summary or structured mode play the golden summary or state of
-    every turn: ValueError (``file:line: field: ...``) for a scenario that lacks one."""
-    needs = [(mode, key) for mode, key in (("summary", "summary"), ("structured", "state"))
-             if mode in memory_modes]
+    every turn: the first scenario turn that lacks one (``file:line: field: ...``), else None."""
+    key = GOLDEN_MEMORY_KEY.get(memory_mode)
+    if key is None:
+        return None
     for suite in suites:
         for loaded in suite.scenarios:
             for index, turn in enumerate(loaded.scenario.turns):
-                for mode, key in needs:
-                    if getattr(turn, key) is None:
-                        raise ValueError(
-                            f"{suite.path}:{loaded.line}: turns.{index}.{key}: reference models "
-                            f"in {mode} mode need the golden {key} of every turn (add it, or "
-                            f"leave {mode} mode out for reference models)")
+                if getattr(turn, key) is None:
+                    return (f"{suite.path}:{loaded.line}: turns.{index}.{key}: reference models "
+                            f"in {memory_mode} mode need the golden {key} of every turn")
+    return None

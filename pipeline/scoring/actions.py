@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from pipeline.catalog import ArgumentConstraint, FinalValue, ForbiddenTool
 from pipeline.catalog.models import FreshCall, RequiredTool
+from pipeline.scoring.check_ids import id_value
 from pipeline.scoring.journal import Call, Journal
 from pipeline.scoring.results import CheckResult
 from pipeline.scoring.values import in_span, same_value
@@ -44,7 +45,7 @@ def argument_check(rule: ArgumentConstraint, calls: Sequence[Call]) -> CheckResu
     until = rule.until_turn
     span = f"{rule.from_turn}..{until if until is not None else ''}"
     target = rule.tool or "*"
-    check_id = f"argument:{target}.{rule.argument}={json.dumps(rule.equals)}@{span}"
+    check_id = f"argument:{target}.{rule.argument}={id_value(rule.equals)}@{span}"
     seen = 0
     for call in calls:
         if not in_span(call.turn, rule.from_turn, until):
@@ -57,17 +58,17 @@ def argument_check(rule: ArgumentConstraint, calls: Sequence[Call]) -> CheckResu
         value = call.arguments[rule.argument]
         if not same_value(value, rule.equals):
             return CheckResult(check_id, "argument_constraint", False, call.turn, call.step,
-                               f"{call.name}.{rule.argument}={json.dumps(value)} at turn "
-                               f"{call.turn} step {call.step}, expected {json.dumps(rule.equals)}",
+                               f"{call.name}.{rule.argument}={id_value(value)} at turn "
+                               f"{call.turn} step {call.step}, expected {id_value(rule.equals)}",
                                "arguments")
     return CheckResult(check_id, "argument_constraint", True, None, None,
-                       f"{seen} call(s) passed {rule.argument}={json.dumps(rule.equals)}",
+                       f"{seen} call(s) passed {rule.argument}={id_value(rule.equals)}",
                        "arguments")
 
 
 def final_check(rule: FinalValue, calls: Sequence[Call], turns: int) -> CheckResult:
     """Violations of a final value are placed at the end of the dialog (its last turn)."""
-    check_id = f"final:{rule.tool}.{rule.argument}={json.dumps(rule.equals)}"
+    check_id = f"final:{rule.tool}.{rule.argument}={id_value(rule.equals)}"
     last = next((c for c in reversed(calls) if c.name == rule.tool), None)
     if last is None:
         return CheckResult(check_id, "final_value", False, turns, None,
@@ -75,10 +76,10 @@ def final_check(rule: FinalValue, calls: Sequence[Call], turns: int) -> CheckRes
     value = (last.arguments or {}).get(rule.argument)
     if not same_value(value, rule.equals):
         return CheckResult(check_id, "final_value", False, turns, None,
-                           f"last {rule.tool}.{rule.argument}={json.dumps(value)} (turn "
-                           f"{last.turn}), expected {json.dumps(rule.equals)}", "arguments")
+                           f"last {rule.tool}.{rule.argument}={id_value(value)} (turn "
+                           f"{last.turn}), expected {id_value(rule.equals)}", "arguments")
     return CheckResult(check_id, "final_value", True, None, None,
-                       f"last {rule.tool}.{rule.argument}={json.dumps(value)}", "arguments")
+                       f"last {rule.tool}.{rule.argument}={id_value(value)}", "arguments")
 
 
 def fresh_call_check(rule: FreshCall, journal: Journal) -> CheckResult:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipeline.catalog import CatalogError
 from pipeline.catalog.errors import format_pydantic_error
 from pipeline.scoring import KIND_OF_ID_PREFIX
+from pipeline.scoring.check_ids import readable_check_id
 from pipeline.stored.rescore import rescore
 from pipeline.stored.trials import ScenarioIndex, StoredTrial
 from pipeline.util.untrusted import jsonl_lines
@@ -43,9 +44,15 @@ class CheckLabel(BaseModel):
     memory_mode: Literal["chat", "summary", "structured"]
     repeat: int = Field(ge=0)
     check_id: str = Field(min_length=1, description=f"A check id, or {TRIAL_LABEL!r}: the "
-                          "person's verdict on the whole trial (passed or not).")
+                          "person's verdict on the whole trial (passed or not). An older id's "
+                          "JSON escapes are read as today's readable text.")
     verdict: Verdict
     note: str = ""
+
+    @field_validator("check_id")
+    @classmethod
+    def _readable(cls, value: str) -> str:
+        return readable_check_id(value)
 
 
 L = TypeVar("L", bound=BaseModel)

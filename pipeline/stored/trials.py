@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Scenario, Suite, known_suites, load_suites
+from pipeline.scoring.check_ids import readable_check_id
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.trial.database_rows import snapshots_of
 from warehouse.query import run_named
@@ -44,8 +45,19 @@ class StoredTrial:
     @classmethod
     def from_json(cls, line: str) -> StoredTrial:
         data = json.loads(line)
-        return cls(data["trial"], tuple(event_from_row(e) for e in data["events"]),
-                   tuple(data.get("checks", [])), data.get("snapshots", {}))
+        return cls(readable_ids(data["trial"]), tuple(event_from_row(e) for e in data["events"]),
+                   tuple(readable_ids(c) for c in data.get("checks", [])),
+                   data.get("snapshots", {}))
+
+
+CHECK_ID_COLUMNS = ("check_id", "first_violation_check")
+"""Columns of trial and check rows that hold a check id."""
+
+
+def readable_ids(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` with its check ids in today's readable form (older rows stored JSON escapes)."""
+    return {k: readable_check_id(v) if k in CHECK_ID_COLUMNS and isinstance(v, str) else v
+            for k, v in row.items()}
 
 
 def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[StoredTrial]:
@@ -64,14 +76,14 @@ def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[
     for values in checks.rows:
         check = dict(zip(checks.columns, values, strict=True))
         checks_by_trial.setdefault(str(check["trial_id"]), []).append(
-            {k: v for k, v in check.items() if k not in ("schema_version", "run_id")})
+            readable_ids({k: v for k, v in check.items() if k not in ("schema_version", "run_id")}))
     by_trial: dict[str, list[Event]] = {}
     for values in events.rows:
         event_row = dict(zip(events.columns, values, strict=True))
         by_trial.setdefault(str(event_row["trial_id"]), []).append(event_from_row(event_row))
     out = []
     for values in trials.rows:
-        row = dict(zip(trials.columns, values, strict=True))
+        row = readable_ids(dict(zip(trials.columns, values, strict=True)))
         row.pop("schema_version", None)
         trial_id = str(row["trial_id"])
         out.append(StoredTrial(row, tuple(by_trial.get(trial_id, [])),

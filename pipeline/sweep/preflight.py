@@ -3,11 +3,13 @@
 ``preflight(models, suites, prompts, memory_modes)`` raises ``PreflightError`` (one line,
 naming the option or the file and field) for: a model no provider knows (a name its registered
 provider refuses, e.g. an unknown reference variant; a LiteLLM provider prefix LiteLLM does not
-have), a real provider whose key is not in the environment, an ``api_base`` nothing listens on,
-a prompt a domain lacks, a memory mode a domain cannot run (structured needs
-``state.schema.json``), and whatever a model's provider checks in the suites
-(``ModelProvider.check_suites``: reference models need a golden summary or state per turn).
-LiteLLM is imported only when a real provider is named (it costs seconds).
+have, known without its import: ``pipeline.models.litellm_prefixes``), a real provider whose key
+is not in the environment, an ``api_base`` nothing listens on, a prompt a domain lacks, a memory
+mode a domain cannot run (structured needs ``state.schema.json``), and whatever a model's
+provider checks in the suites (``ModelProvider.check_suites``: reference models need a golden
+summary or state per turn). LiteLLM is imported only when a real provider with a known prefix
+is named (it costs seconds). Memory modes nobody chose leave out what a domain or a model's
+provider (``ModelProvider.lacking``) cannot run, with a note.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 from rich.console import Console
 
 from pipeline.catalog import CatalogError, Suite, load_domain
+from pipeline.catalog.plain import plain_message
 from pipeline.models.config import ModelConfig
-from pipeline.models.providers import provider_for, provider_named
+from pipeline.models.providers import provider_for, provider_named, registered_providers
 from pipeline.runtime import hygiene
 
 if TYPE_CHECKING:
@@ -37,21 +41,29 @@ class PreflightError(ValueError):
 
 
 def preflight(models: Sequence[ModelConfig], suites: Sequence[Suite], prompts: Sequence[str],
-              memory_modes: Sequence[str]) -> None:
+              memory_modes: Sequence[str], *, reach: bool = True) -> None:
     """Every check, in order; ``models`` as configured (their routes are resolved here if they
-    are not yet: a name its provider does not know is refused)."""
-    for model in models:
-        if model.api_key_env and not os.environ.get(model.api_key_env):
-            raise PreflightError(f"--model {model.name}: api_key_env {model.api_key_env} is not "
-                                 "set in the environment")
+    are not yet: a name its provider does not know is refused). ``reach=False`` leaves out what
+    only calling the models needs (``check_reach``)."""
     resolved = [_resolved(model) for model in models]
-    _check_models(resolved)
+    if reach:
+        check_reach(resolved)
     _check_domains(suites, prompts, memory_modes)
     for name in sorted({model.provider for model in resolved}):
         try:
             provider_named(name).check_suites(suites, memory_modes)
         except ValueError as exc:
             raise PreflightError(str(exc)) from None
+
+
+def check_reach(models: Sequence[ModelConfig]) -> None:
+    """What calling ``models`` (resolved) needs: their keys in the environment, a provider
+    LiteLLM has, an endpoint that answers."""
+    for model in models:
+        if model.api_key_env and not os.environ.get(model.api_key_env):
+            raise PreflightError(f"--model {model.name}: api_key_env {model.api_key_env} is not "
+                                 "set in the environment")
+    _check_models(models)
 
 
 def _resolved(model: ModelConfig) -> ModelConfig:
@@ -95,9 +107,13 @@ def _endpoint(model: ModelConfig) -> str | None:
 
 def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     from pipeline.models.client import litellm_module
+    from pipeline.models.litellm_prefixes import unknown_prefix
     from pipeline.models.provider_keys import missing_key
 
     target = model.route.litellm_model if model.route is not None else model.name
+    prefix = unknown_prefix(target)
+    if prefix is not None and prefix not in registered_providers():  # a plugin may install it
+        raise _no_provider(model)  # refused before LiteLLM's import (seconds)
     key = missing_key(target, dict(os.environ)) if api_base is None else None
     if key is not None:  # refused before LiteLLM's import (seconds)
         raise PreflightError(f"--model {model.name}: set {key} in the environment (the "
@@ -106,9 +122,7 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     try:
         litellm.get_llm_provider(target)
     except Exception:  # LiteLLM raises its BadRequestError for an unknown prefix
-        raise PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; write "
-                             "<provider>/<model>, e.g. openai/gpt-4o-mini or "
-                             "anthropic/claude-3-5-haiku-latest") from None
+        raise _no_provider(model) from None
     if api_base is not None:
         if api_base:
             _check_reachable(model.name, api_base)
@@ -117,6 +131,12 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     if missing:
         raise PreflightError(f"--model {model.name}: set {', '.join(missing)} in the "
                              "environment (the provider's key; it is never stored or printed)")
+
+
+def _no_provider(model: ModelConfig) -> PreflightError:
+    return PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; write "
+                          "<provider>/<model>, e.g. openai/gpt-4o-mini or "
+                          "anthropic/claude-3-5-haiku-latest")
 
 
 def _check_reachable(model: str, api_base: str) -> None:
@@ -142,13 +162,18 @@ class BadInput(Exception):
 
 
 def option_error(exc: ValidationError) -> str:
-    """A pydantic error about the run's options as one line naming the option."""
-    first = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in first["loc"]]
+    """Pydantic's errors about the run's options as one line naming each option, in the plain
+    words of a spec's errors (``catalog.plain``: "did you mean" for an unknown value)."""
+    return "; ".join(_option_message(error) for error in exc.errors(include_url=False))
+
+
+def _option_message(error: ErrorDetails) -> str:
+    loc = [str(p) for p in error["loc"]]
     option = OPTION_OF_FIELD.get(loc[0], "--" + loc[0].replace("_", "-")) if loc else "options"
-    value = first.get("input")
-    shown = f" {value!r}" if isinstance(value, str | int | float) else ""
-    return f"{option}{shown}: {str(first['msg']).removeprefix('Value error, ')}"
+    message = plain_message(None, error)
+    value = error.get("input")
+    said = isinstance(value, str | int | float) and repr(value) not in message
+    return f"{option}{f' {value!r}' if said else ''}: {message}"
 
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
@@ -203,8 +228,9 @@ def _check_ray_address(address: str) -> None:
                        "local Ray") from None
 
 
-def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
-    """Everything about the run that can be known before it starts; returns the routes."""
+def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[ModelRoute]:
+    """Everything about the run that can be known before it starts; returns the routes.
+    ``reach=False`` leaves the models' keys and endpoints to ``check_sweep_reach``."""
     from pipeline.catalog import CatalogError
     from pipeline.sweep.preflight import preflight
     from pipeline.sweep.stages import load_plan_suites
@@ -221,9 +247,9 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
             if isinstance(exc, ValidationError):
                 raise
             raise BadInput(f"--model: {exc}") from None
-        _default_modes(config, suites)
-        preflight(models, suites, config.prompts, config.memory_modes)
-        _check_user_model(config, [m.name for m in models])
+        _default_modes(config, suites, models)
+        preflight(models, suites, config.prompts, config.memory_modes, reach=reach)
+        _check_user_model(config, [m.name for m in models], reach=reach)
         refuse_existing(config, append)
         if config.ray_address:
             _check_ray_address(config.ray_address)
@@ -234,23 +260,57 @@ def check(config: SweepConfig, append: bool) -> list[ModelRoute]:
     return [m.route for m in models if m.route is not None]
 
 
-def _default_modes(config: SweepConfig, suites: list[Suite]) -> None:
+def _default_modes(config: SweepConfig, suites: list[Suite],
+                   models: Sequence[ModelConfig]) -> None:
     """Memory modes nobody chose: leave out structured mode when a domain of the run has no
-    state schema for it (a chosen ``--memory-mode structured`` is still refused by preflight)."""
-    from pipeline.catalog import load_domain
-
+    state schema for it, and any mode a model's provider lacks something for (a reference
+    model needs golden summaries); one note each. Chosen modes are still refused by
+    preflight."""
     if "memory_modes" in config.model_fields_set:
         return
     lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
                       if load_domain(s.scenario.domain).state_schema is None})
     if lacking and "structured" in config.memory_modes:
-        config.memory_modes = [m for m in config.memory_modes if m != "structured"]
-        Console(stderr=True).print(
-            f"note: structured memory mode left out: domain {', '.join(lacking)} has no "
-            "state.schema.json (choose modes with --memory-mode)", markup=False)
+        _leave_out(config, "structured", f"domain {', '.join(lacking)} has no state.schema.json")
+    for mode in list(config.memory_modes):
+        lack = _provider_lack(suites, models, mode)
+        if lack is not None and len(config.memory_modes) > 1:  # the last one: refused instead
+            _leave_out(config, mode, lack)
 
 
-def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
+def _provider_lack(suites: Sequence[Suite], models: Sequence[ModelConfig],
+                   mode: str) -> str | None:
+    """What the first model that cannot run ``mode`` lacks, naming the model."""
+    for model in models:
+        lack = provider_named(model.provider).lacking(suites, mode)
+        if lack is not None:
+            return f"{model.name}: {lack}"
+    return None
+
+
+def _leave_out(config: SweepConfig, mode: str, why: str) -> None:
+    config.memory_modes = [m for m in config.memory_modes if m != mode]
+    Console(stderr=True, soft_wrap=True).print(
+        f"note: {mode} memory mode left out: {why} (choose modes with --memory-mode)",
+        markup=False)
+
+
+def check_sweep_reach(config: SweepConfig) -> None:
+    """What calling the sweep's models and its user model needs (``check_reach``); ``prepare``
+    asks only when a trial is left to run: a finished ``--resume`` calls no model, so it neither
+    imports LiteLLM nor needs their endpoints up."""
+    try:
+        check_reach(config.resolved_models())
+    except PreflightError as exc:
+        raise BadInput(str(exc)) from None
+    if config.user_model is not None:
+        try:
+            check_reach([config.user_model.resolved()])
+        except PreflightError as exc:
+            raise BadInput(f"--user-model: {exc}") from None
+
+
+def _check_user_model(config: SweepConfig, agents: list[str], reach: bool = True) -> None:
     """The user simulator's model: one its provider knows, with its key; a model served on the
     nodes (the local model) only when an agent model of the sweep is the same (its server is
     started for the agents)."""
@@ -263,7 +323,7 @@ def _check_user_model(config: SweepConfig, agents: list[str]) -> None:
     except ValueError as exc:
         raise BadInput(f"--user-model {config.user_model.name}: {exc}") from None
     try:
-        preflight([user], [], config.prompts, [])
+        preflight([user], [], config.prompts, [], reach=reach)
     except PreflightError as exc:
         raise BadInput(f"--user-model: {exc}") from None
     if user.route is not None and user.route.node_service and user.name not in agents:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.runtime import hygiene
 from pipeline.sweep.config import SweepConfig, conceal_config
-from pipeline.sweep.preflight import BadInput, check
+from pipeline.sweep.preflight import BadInput, check, check_sweep_reach
 from pipeline.sweep.stages import SweepPlan, plan
 
 if TYPE_CHECKING:
@@ -58,12 +58,13 @@ class PreparedSweep:
 def prepare(config: SweepConfig, *, append: bool = False, say: Say = lambda _: None
             ) -> PreparedSweep:
     """Every rule of a sweep before its first trial; ``BadInput`` names the mistake. A sweep
-    with nothing left to run (a finished ``--resume``) attaches to nothing and fetches no
-    weights: there is nothing to start."""
-    routes = check(config, append)
+    with nothing left to run (a finished ``--resume``) checks no key or endpoint (LiteLLM is
+    not imported), attaches to nothing and fetches no weights: there is nothing to start."""
+    routes = check(config, append, reach=False)
     sweep_plan = plan(config)  # trial ids hash no endpoint: the same plan once concealed
     attached = None
     if sweep_plan.pending:
+        check_sweep_reach(config)  # keys and endpoints: only when a model will be called
         from pipeline.runtime import stack
 
         attached = None if config.ray_address else stack.attach()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pipeline.catalog import Suite
 from pipeline.environment.sandbox import ToolsMode
+from pipeline.scoring.check_ids import readable_check_id
 from pipeline.sweep.grid import MEMORY_MODES, MemoryMode, ModelConfig, expand
 from pipeline.trial.run import RunContext, run_trial
 
@@ -65,7 +66,7 @@ def verify(suites: Sequence[Suite], modes: Sequence[MemoryMode] = MEMORY_MODES,
         expected = None
         for catch in spec.scenario.catches:
             if f"reference/{catch.mutant}" == spec.model.name and spec.memory_mode in catch.modes:
-                expected = catch.check
+                expected = readable_check_id(catch.check)  # an id copied from an old run
         row = run_trial(spec, ctx).trial
         cells.append(Cell(spec.scenario.id, spec.memory_mode, spec.model.name, expected,
                           row.status, row.passed, row.first_violation_check,

@@ -47,7 +47,8 @@ RUN = ("run", "--suite", str(MEETING_SUITE), "--repeats", "1")
     pytest.param(("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"),
                  ("not reachable",), marks=pytest.mark.slow),
     (("--prompt", "nosuch"), ("--prompt nosuch", "no prompt 'nosuch'", "it has: default")),
-    (("--memory-mode", "chats"), ("--memory-mode 'chats'", "'chat', 'summary' or 'structured'")),
+    (("--memory-mode", "chats"), ("--memory-mode: 'chats' is not one of chat, summary, "
+                                  "structured; did you mean 'chat'?",)),
     (("--temperature", "-1"), ("--temperature",)),
     (("--scenario", "Z9"), ("Z9",)),
     (("--run-id", "two\nlines"), ("run id",)),

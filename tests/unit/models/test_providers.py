@@ -154,3 +154,26 @@ def test_the_key_table_agrees_with_litellm(provider: str, monkeypatch: pytest.Mo
     assert missing_key(model, {}) == KEYS_OF_PROVIDER[provider]
     assert missing_key(model, {KEYS_OF_PROVIDER[provider]: "sk-x"}) is None
     assert missing_key("some-model", {}) is None and missing_key("acme/x", {}) is None
+
+
+class OwnPrefixProvider(ModelProvider):
+    """A plugin whose models keep its own prefix: it installs a LiteLLM handler by that name."""
+
+    def install(self, litellm: Any) -> None:
+        litellm.custom_provider_map = [*litellm.custom_provider_map,
+                                       {"provider": "test-own", "custom_handler": object()}]
+
+
+def test_a_plugins_own_prefix_is_not_refused_as_unknown_to_litellm(
+        own_registry: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of LiteLLM's prefixes refuses early; a prefix of the registry goes on to
+    LiteLLM, which knows it once the plugin installed its handler."""
+    from pipeline.sweep.preflight import PreflightError, preflight
+
+    litellm = litellm_module()
+    monkeypatch.setattr(litellm, "custom_provider_map", list(litellm.custom_provider_map))
+    with pytest.raises(PreflightError, match="LiteLLM knows no provider"):
+        preflight([ModelConfig("test-own/x")], [], ["default"], [])
+    register_provider("test-own", OwnPrefixProvider)
+    provider_named("test-own").install(litellm)  # as litellm_module() does in a fresh process
+    preflight([ModelConfig("test-own/x")], [], ["default"], [])

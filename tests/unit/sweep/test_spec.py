@@ -189,7 +189,7 @@ def test_the_cli_refuses_a_broken_spec_with_exit_2_and_writes_nothing(
     runner = CliRunner()
     result = runner.invoke(cli.app, ["run", "--spec", str(path)])
     assert result.exit_code == 2, result.output
-    assert f"{path}:3: models.0.concurrency: Input should be greater than or equal to 1" in \
+    assert f"{path}:3: models.0.concurrency: must be greater than or equal to 1, got -1" in \
         result.stderr
     assert not home.exists()
 
