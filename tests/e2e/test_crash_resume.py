@@ -18,37 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MEETING_SUITE, descendants
+from conftest import descendants
+from helpers.slow_grid import GRID, driver_env, slow_grid_spec
 
 from warehouse.query import run_sql
 
 BIN = Path(sys.executable).parent
-SCENARIOS = 2
-REPEATS = 30
-GRID = SCENARIOS * REPEATS
-SPEC = """
-suites: ["{suite}"]
-models:
-  - name: reference/golden
-    faults: {{latency_ms: 40}}
-memory_modes: [chat]
-repeats: {repeats}
-batch_size: 8
-max_in_flight: 4
-"""
-
-
-def _env(home: Path, ray: Any) -> dict[str, str]:
-    from prefect.settings import PREFECT_API_URL
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
-    env["AGENTSWEEP_HOME"] = str(home)
-    env["AGENTSWEEP_PROGRESS"] = "0"
-    env["PREFECT_API_URL"] = str(PREFECT_API_URL.value())
-    env["RAY_ADDRESS"] = str(ray.get_runtime_context().gcs_address)
-    return env
-
-
 def _kill_all(pids: set[int]) -> None:
     for pid in pids:
         try:
@@ -61,14 +36,10 @@ def _kill_all(pids: set[int]) -> None:
 def test_sigkill_mid_sweep_then_resume_completes_the_grid_once(
         ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    suite = tmp_path / "small.jsonl"
-    lines = MEETING_SUITE.read_text("utf-8").splitlines()[:SCENARIOS]
-    suite.write_text("\n".join(lines) + "\n", "utf-8")
-    spec = tmp_path / "slow.yaml"
-    spec.write_text(SPEC.format(suite=suite, repeats=REPEATS), "utf-8")
+    spec = slow_grid_spec(tmp_path, latency_ms=40, extra="batch_size: 8\n")
     command = [str(BIN / "agentsweep"), "run", "--spec", str(spec), "--run-id", "crash"]
     batches = home / "warehouse" / "trials" / "run_id=crash"
-    env = _env(home, ray_local)
+    env = driver_env(home, RAY_ADDRESS=str(ray_local.get_runtime_context().gcs_address))
     driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, start_new_session=True)
     spawned: set[int] = set()

@@ -20,34 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import MEETING_SUITE, descendants
+from conftest import descendants
+from helpers.slow_grid import GRID, driver_env, slow_grid_spec
 
 from warehouse.query import run_sql
 
 BIN = Path(sys.executable).parent
-SCENARIOS = 2
-REPEATS = 30
-GRID = SCENARIOS * REPEATS
-SPEC = """
-suites: ["{suite}"]
-models:
-  - name: reference/golden
-    faults: {{latency_ms: 400}}
-memory_modes: [chat]
-repeats: {repeats}
-max_in_flight: 4
-"""
-
-
-def _env(home: Path, ray_dir: str) -> dict[str, str]:
-    from prefect.settings import PREFECT_API_URL
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
-    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0", RAY_TMPDIR=ray_dir,
-               PREFECT_API_URL=str(PREFECT_API_URL.value()))
-    return env
-
-
 def _head_processes(driver: int) -> list[int]:
     """The GCS server and raylet of the driver's own Ray."""
     found = []
@@ -74,13 +52,9 @@ def test_a_lost_ray_head_keeps_finished_trials_and_ends_with_the_resume_command(
         prefect_harness: None, tmp_path: Path) -> None:
     home = tmp_path / "home"
     root = home / "warehouse"
-    suite = tmp_path / "small.jsonl"
-    lines = MEETING_SUITE.read_text("utf-8").splitlines()[:SCENARIOS]
-    suite.write_text("\n".join(lines) + "\n", "utf-8")
-    spec = tmp_path / "slow.yaml"
-    spec.write_text(SPEC.format(suite=suite, repeats=REPEATS), "utf-8")
+    spec = slow_grid_spec(tmp_path, latency_ms=400)
     ray_dir = tempfile.mkdtemp(prefix="as-head-", dir="/tmp")  # Ray's socket paths stay short
-    env = _env(home, ray_dir)
+    env = driver_env(home, RAY_TMPDIR=ray_dir)
     batches = root / "trials" / "run_id=headless"
     driver = subprocess.Popen([str(BIN / "agentsweep"), "run", "--spec", str(spec), "--run-id",
                                "headless"], env=env, stdout=subprocess.PIPE,
