@@ -34,6 +34,10 @@ DEFAULTS = {
     "PREFECT_UI_ENABLED": "false",
     "LITELLM_LOG": "ERROR",
     "RAY_DEDUP_LOGS": "0",
+    # Ray starts its workers at nice 15: beside any other work on the machine (another sweep,
+    # a test process, an editor's indexer) the trials then wait for whatever else runs. Trials
+    # are the work a user started; set RAY_worker_niceness to lower them again.
+    "RAY_worker_niceness": "0",
 }
 
 # Ray's dashboard probes the cloud metadata address (169.254.169.254) through `requests`
