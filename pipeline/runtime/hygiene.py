@@ -105,8 +105,10 @@ def prepare_prefect_home(home: Path | None = None) -> None:
     """Create Prefect's home only when a flow is about to run (a refused command leaves no
     trace in AGENTSWEEP_HOME); an API a killed run left on its database is stopped; a broken
     Prefect database in it is set aside, said on stderr, and rebuilt by Prefect
-    (pipeline.runtime.prefect_state)."""
+    (pipeline.runtime.prefect_state); a home without one gets a migrated copy
+    (pipeline.runtime.prefect_template)."""
     from pipeline.runtime.prefect_state import DB_NAME, set_aside_if_broken, stop_orphaned_apis
+    from pipeline.runtime.prefect_template import seed_database
 
     home = home or prefect_home()
     home.mkdir(parents=True, exist_ok=True)
@@ -120,3 +122,4 @@ def prepare_prefect_home(home: Path | None = None) -> None:
                          f"moved it to {where} and starting a fresh one (it holds flow-run "
                          "history only: the warehouse is untouched)\n")
         sys.stderr.flush()
+    seed_database(home)  # a new database starts migrated (pipeline.runtime.prefect_template)

@@ -1,0 +1,120 @@
+"""A migrated, empty Prefect database, built once per machine and copied into each new home.
+
+Prefect's API migrates a fresh SQLite database on its first start: about 3 s of CPU in every run
+on a new ``AGENTSWEEP_HOME`` (a CI job, a test, a first run). The template is that database
+migrated once, in a process of its own, for the installed Prefect's newest migration
+(``prefect_state.migration_head``); a home without a database gets a copy before Prefect starts,
+and Prefect finds nothing left to migrate.
+
+Cache: ``AGENTSWEEP_PREFECT_TEMPLATE_CACHE``, else ``$XDG_CACHE_HOME/agentsweep/prefect``
+(default ``~/.cache/agentsweep/prefect``), one file per migration head. The template holds no
+flow run and no setting; only Prefect's schema. When anything about it fails (no cache folder,
+a full disk, a Prefect that cannot migrate here) Prefect builds its own database as before.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pipeline.runtime.prefect_state import DB_NAME, inspect_database, migration_head, own_database
+
+BUILD_TIMEOUT_S = 120.0
+
+
+def template_folder() -> Path:
+    if folder := os.environ.get("AGENTSWEEP_PREFECT_TEMPLATE_CACHE"):
+        return Path(folder)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "agentsweep" / "prefect"
+
+
+def template_path(head: str) -> Path:
+    return template_folder() / f"prefect-{head}.db"
+
+
+def seed_database(home: Path) -> bool:
+    """Copy the template into ``home`` when this process's Prefect API will create its database
+    there and none exists yet; True if it did. Never raises: Prefect migrates as before."""
+    db = own_database(home)
+    head = migration_head()
+    if db is None or head is None or db.exists():
+        return False
+    template = ensure_template(head)
+    if template is None:
+        return False
+    return _copy_into(template, db)
+
+
+def ensure_template(head: str) -> Path | None:
+    """The template for ``head``, built now if missing; None when it cannot be had."""
+    path = template_path(head)
+    if _is_template(path, head):
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=path.parent, prefix=".build-") as scratch:
+            built = Path(scratch) / DB_NAME
+            subprocess.run([sys.executable, "-m", __name__], check=True,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S,
+                           env=_build_env(built))
+            _settle(built)
+            if not _is_template(built, head):
+                return None
+            os.replace(built, path)  # a concurrent builder's file is as good as this one
+    except (OSError, sqlite3.Error, subprocess.SubprocessError):
+        return None
+    return path
+
+
+def _is_template(path: Path, head: str) -> bool:
+    if not path.is_file():
+        return False
+    state = inspect_database(path)
+    return state.problem is None and state.revision == head
+
+
+def _settle(db: Path) -> None:
+    """Fold the write-ahead log into the file itself: the template is one file."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+
+
+def _copy_into(template: Path, db: Path) -> bool:
+    partial = db.with_name(f".{DB_NAME}.seeding")
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template, partial)
+        os.replace(partial, db)
+    except OSError:  # a full disk: Prefect creates and migrates its own
+        partial.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def _build_env(db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(db.parent / "home"),
+               PREFECT_API_DATABASE_CONNECTION_URL=f"sqlite+aiosqlite:///{db}",
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="ERROR")
+    return env
+
+
+def _build() -> None:
+    """Run Prefect's migrations on the database its settings name (in a process of its own:
+    Prefect reads its database URL once, at import)."""
+    import asyncio
+
+    from prefect.server.database import provide_database_interface
+
+    asyncio.run(provide_database_interface().create_db())
+
+
+if __name__ == "__main__":
+    _build()
