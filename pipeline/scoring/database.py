@@ -159,13 +159,16 @@ def database_checks(journal: Journal, rules: DatabaseRules, snapshots: Mapping[s
 def _diagnostic_checks(journal: Journal, rules: DatabaseRules,
                        domain: Domain) -> list[CheckResult]:
     """One ``diagnostic:<name>`` row per diagnostic the scenario chose: a required one is a
-    check; any other is a recorded signal (``counted = False``), so a rule the prompt states
-    but the verdict does not rest on ("read before you act") is seen beside every verdict."""
+    check; any other, when it applies, is a recorded signal (``counted = False``), so a rule
+    the prompt states but the verdict does not rest on ("read before you act") is seen beside
+    every verdict."""
     values = diagnostics(journal, domain)
     final = journal.final_replies()[-1] if journal.replies else None
     results = []
     for name in dict.fromkeys([*rules.requires, *rules.diagnostics]):
         value, required = values[name], name in rules.requires
+        if value is None and not required:
+            continue  # a signal that does not apply (no write, no fault) is no row
         turn, step = (final.turn, final.step) if final is not None and value is False else (
             None, None)
         results.append(CheckResult(
