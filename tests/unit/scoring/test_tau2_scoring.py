@@ -160,6 +160,4 @@ def test_a_benchmarks_scenario_is_passed_by_its_reward_basis_our_other_checks_ar
     ours = next(iter(expand([plain], [ModelConfig("reference/golden")], ["default"], ["chat"],
                             repeats=1)))
     mine = run_trial(ours, RunContext("basis-none", "test"), client=Answers())
-    signals = {c.check_id for c in mine.checks if not c.counted}
-    assert signals == {"diagnostic:read_before_answer"}  # the chosen diagnostic that applies
-    assert mine.trial.passed is False
+    assert all(c.counted for c in mine.checks) and mine.trial.passed is False
