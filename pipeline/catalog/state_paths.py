@@ -44,3 +44,20 @@ def set_path(state: Any, path: str, value: Any) -> None:
         node[int(last)] = value
     else:
         raise KeyError(path)
+
+
+UNCHECKED_STATE_KEYS = frozenset({"revision", "superseded", "status"})
+"""Top-level keys of a golden structured state that the state check does not compare."""
+
+
+def state_leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """The (dotted path, value) pairs the state check compares: every leaf of a golden state
+    (a list is one leaf), the ``UNCHECKED_STATE_KEYS`` left out."""
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            if not prefix and key in UNCHECKED_STATE_KEYS:
+                continue
+            out.extend(state_leaves(item, f"{prefix}{key}."))
+        return out
+    return [(prefix.rstrip("."), value)]

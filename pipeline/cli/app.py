@@ -540,11 +540,13 @@ def lint_suite(
     catalog: Annotated[list[Path] | None, typer.Option(
         "--catalog", help="A folder of domain folders; repeatable.")] = None,
 ) -> None:
-    """Flag cases that demand an outcome code their domain's prompt never defines (the three-errors
-    method:
-    a test must not demand a convention the prompt does not state). Exit 1 on a finding."""
+    """Flag what a suite demands that the agent was never told (a test must not demand a
+    convention the prompt does not state): a case's outcome code its domain's prompt never
+    defines, a golden state field no prompt, tool or state-schema description mentions. Exit
+    1 on a finding."""
     from pipeline.catalog import CatalogError, known_suites, load_suites, set_extra_roots
     from pipeline.catalog.contract_lint import lint_contract
+    from pipeline.catalog.state_lint import lint_states
 
     set_extra_roots(catalog or [])
     try:
@@ -557,7 +559,12 @@ def lint_suite(
         err_console.print(finding.message(), markup=False)
     console.print(f"{sum(len(s.scenarios) for s in cases)} case(s) in {len(cases)} cases "
                   f"suite(s), {len(findings)} undefined outcome code(s)")
-    if findings:
+    untold = [f for s in suites for f in lint_states(s)]
+    for state_finding in untold:
+        err_console.print(state_finding.message(), markup=False)
+    console.print(f"{len(suites)} suite(s), {len(untold)} golden state field(s) no prompt, "
+                  "tool or state schema describes")
+    if findings or untold:
         raise typer.Exit(ExitCode.BLOCKED)
 
 

@@ -129,7 +129,8 @@ def _tables_check(rules: DatabaseRules, snapshots: Mapping[str, Any],
 
 def database_checks(journal: Journal, rules: DatabaseRules, snapshots: Mapping[str, Any],
                     domain: Domain) -> list[CheckResult]:
-    """The table check, the effect count, the write-call counts, the required diagnostics.
+    """The table check, the effect count, the write-call counts, the diagnostics (required:
+    checks; chosen: signals).
     A failure is placed at the call that made it (the last change for a table that differs,
     the first change or call too many for a count), so it sorts before a wrong reply; a
     missing change or call has no point."""
@@ -151,14 +152,29 @@ def database_checks(journal: Journal, rules: DatabaseRules, snapshots: Mapping[s
                                    len(mine) == count, turn, step,
                                    f"{len(mine)} call(s) of {tool}, expected {count}",
                                    "function"))
+    results.extend(_diagnostic_checks(journal, rules, domain))
+    return results
+
+
+def _diagnostic_checks(journal: Journal, rules: DatabaseRules,
+                       domain: Domain) -> list[CheckResult]:
+    """One ``diagnostic:<name>`` row per diagnostic the scenario chose: a required one is a
+    check; any other, when it applies, is a recorded signal (``counted = False``), so a rule
+    the prompt states but the verdict does not rest on ("read before you act") is seen beside
+    every verdict."""
     values = diagnostics(journal, domain)
     final = journal.final_replies()[-1] if journal.replies else None
-    for name in rules.requires:
-        value = values[name]
+    results = []
+    for name in dict.fromkeys([*rules.requires, *rules.diagnostics]):
+        value, required = values[name], name in rules.requires
+        if value is None and not required:
+            continue  # a signal that does not apply (no write, no fault) is no row
         turn, step = (final.turn, final.step) if final is not None and value is False else (
             None, None)
-        results.append(CheckResult(f"diagnostic:{name}", "diagnostic", value is not False, turn,
-                                   step, f"{name}: {_shown(value)} (required)", "function"))
+        results.append(CheckResult(
+            f"diagnostic:{name}", "diagnostic", value is not False, turn, step,
+            f"{name}: {_shown(value)} ({'required' if required else 'a signal'})", "function",
+            counted=required))
     return results
 
 

@@ -7,23 +7,11 @@ import json
 from typing import Any
 
 from pipeline.catalog.models import Turn, phrasings
+from pipeline.catalog.state_paths import state_leaves
 from pipeline.scoring.journal import Journal
 from pipeline.scoring.results import CheckResult
 from pipeline.scoring.values import same_value
 from pipeline.trace import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
-
-IGNORED_STATE_KEYS = frozenset({"revision", "superseded", "status"})
-
-
-def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if isinstance(value, dict):
-        out: list[tuple[str, Any]] = []
-        for key, item in value.items():
-            if not prefix and key in IGNORED_STATE_KEYS:
-                continue
-            out.extend(_leaves(item, f"{prefix}{key}."))
-        return out
-    return [(prefix.rstrip("."), value)]
 
 
 def _lookup(state: Any, path: str) -> Any:
@@ -53,7 +41,7 @@ def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[Chec
     except json.JSONDecodeError:
         actual = None
     results = []
-    for path, expected in _leaves(turn.state):
+    for path, expected in state_leaves(turn.state):
         value = _lookup(actual, path)
         ok = same_value(value, expected)
         detail = (f"{path}={json.dumps(value, ensure_ascii=False)}"

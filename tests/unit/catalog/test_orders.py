@@ -18,6 +18,7 @@ from pipeline.catalog import CatalogError, Scenario, load_domain, load_suite, se
 from pipeline.catalog.contract_lint import defines, lint_contract
 from pipeline.catalog.database_models import TIMEOUT_MESSAGE
 from pipeline.environment.sandbox import Sandbox
+from pipeline.models.client import ModelReply, ToolCallRequest
 from pipeline.scoring.database import expected_tables, table_diff
 from pipeline.stored.rescore import rescore_run
 from pipeline.sweep.grid import ModelConfig, expand
@@ -108,6 +109,42 @@ def test_golden_passes_all_seven_with_the_expected_effects_and_diagnostics() -> 
     assert {d.name: d.value for d in ambiguous.diagnostics}["read_before_write"] is None
     phases = {(s.phase, s.table_name) for s in timeout.snapshots}
     assert phases == {("before", "orders"), ("after", "orders")}
+
+
+class _Script:
+    """A model that plays ``replies`` in order, whatever it is asked."""
+
+    def __init__(self, *replies: ModelReply) -> None:
+        self.replies = list(replies)
+
+    def complete(self, *args: object, **kwargs: object) -> ModelReply:
+        return self.replies.pop(0)
+
+
+def _reply(content: str | None, *calls: tuple[str, str]) -> ModelReply:
+    requests = tuple(ToolCallRequest(f"c{i}", name, arguments)
+                     for i, (name, arguments) in enumerate(calls))
+    return ModelReply(content, requests, "tool_calls" if calls else "stop", 5, 5, None, None, 1.0)
+
+
+def test_a_refused_direct_cancel_then_denied_passes_cancel_other_and_the_skipped_read_shows(
+        ) -> None:
+    """The three-errors method: the agent that tries to cancel bob's order, is refused by the
+    server and answers ``denied`` is correct; that it did not read first is a recorded signal
+    (the prompt's "read before you act"), not a failure."""
+    spec = next(s for s in expand([load_suite(SUITE)], [ModelConfig("reference/golden")],
+                                  ["default"], ["chat"], repeats=1)
+                if s.scenario.id == "cancel-other")
+    client = _Script(_reply(None, ("cancel_order", '{"order_id": "o3"}')),
+                     _reply('{"outcome": "denied", "message": "Order o3 is not one of yours."}'))
+    result = run_trial(spec, RunContext("orders-direct", "test"), client=client)
+    checks = _checks(result)
+    assert result.trial.passed is True, [c for c in result.checks if not c.passed]
+    assert checks["database:tables"].passed and checks["database:effects"].passed
+    signal = checks["diagnostic:read_before_write"]
+    assert not signal.passed and not signal.counted
+    assert signal.detail == "read_before_write: no (a signal)"
+    assert {d.name: d.value for d in result.diagnostics}["read_before_write"] is False
 
 
 def test_show_says_a_write_committed_before_its_timeout_not_that_it_was_refused() -> None:
