@@ -27,7 +27,9 @@ from pipeline.scoring.results import CheckResult, ScoreName
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, UserMessage
 
 _SPACES = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:[,\u00a0\u202f ]\d{3})+)(?![\d,.]\d)")
+_THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:[,\u00a0\u202f ]\d{3})+)"
+                        r"(?:(?![\d,.]\d)|(?=\.\d))")
+"""Groups of three digits after a separator (a decimal part may follow: "1,800.00")."""
 _DECIMAL = re.compile(r"(?<![\d.])(\d+)[.,](\d+)(?![\d.])")
 
 
