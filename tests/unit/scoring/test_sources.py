@@ -10,33 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import MEETING_SUITE
 from helpers.checking import checks_of
+from helpers.real_traces import REPO, check, rescored
 
 from pipeline.catalog import CatalogError, load_domain, load_suite
 from pipeline.scoring import Journal
-from pipeline.scoring.results import CheckResult
 from pipeline.scoring.sources import normalised, value_source_checks
-from pipeline.stored.calibrate import read_traces
-from pipeline.stored.rescore import Rescored, rescore
-from pipeline.stored.trials import ScenarioIndex
 from pipeline.trace import AssistantMessage, ToolCall, ToolResult, Trace, UserMessage
-
-REPO = Path(__file__).resolve().parents[3]
-LABELS = {"meeting_rooms": "local-1", "guest_pass": "local-1", "orders": "local-judge-1"}
-
-
-def rescored(trial_prefix: str) -> Rescored:
-    """A committed real trial (catalogs/*/labels), scored with today's checks."""
-    for domain, name in LABELS.items():
-        for trial in read_traces(REPO / "catalogs" / domain / "labels" / f"{name}.traces.jsonl"):
-            if str(trial.row["trial_id"]).startswith(trial_prefix):
-                done = rescore(trial, ScenarioIndex())
-                assert done is not None
-                return done
-    raise AssertionError(f"no committed trial {trial_prefix}")
-
-
-def check(done: Rescored, check_id: str) -> CheckResult:
-    return next(c for c in done.checks if c.check_id == check_id)
 
 
 @pytest.mark.parametrize(("trial", "scenario", "invented", "before"), [
