@@ -6,7 +6,8 @@ A write tool declares which of its arguments are checked (ids, recipients) and w
 ids its replies may name (``reply_ids``). A value is sourced when, after normalisation (case,
 whitespace, number formats), it occurs as a whole token in a user message of that turn or an
 earlier one, or in the result of a tool call of an earlier step. A call's arguments are not a
-source: an id the agent invented stays invented when the sandbox echoes it.
+source, nor is an error a tool answered (it may only echo them): an id the agent invented stays
+invented when a refusal repeats it.
 
 Two checks, placed at the first value without a source: ``value_source`` at the call
 (Arguments score) and ``value_source:reply`` at the reply (Response score). Pure functions.
@@ -72,6 +73,17 @@ def _readable(result: str) -> str:
         return result
 
 
+def _refusal(result: ToolResult) -> bool:
+    """The tool refused or failed: its answer may only echo the arguments."""
+    if result.tool_error is not None:
+        return True
+    try:
+        value = json.loads(result.result or "")
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and set(value) == {"error"}
+
+
 @dataclass
 class Seen:
     """What the agent was shown so far: user turns, and tool results by (turn, step)."""
@@ -106,7 +118,7 @@ def unsourced_values(journal: Journal, checked: Mapping[str, Sequence[str]],
     for event in journal.events:
         if isinstance(event, UserMessage):
             seen.user.append(normalised(event.content or ""))
-        elif isinstance(event, ToolResult) and event.result:
+        elif isinstance(event, ToolResult) and event.result and not _refusal(event):
             seen.results.append((event.turn, event.step, normalised(_readable(event.result))))
         elif isinstance(event, ToolCall) and event.tool_name in checked:
             in_calls += _call_unsourced(event, checked[event.tool_name], seen)

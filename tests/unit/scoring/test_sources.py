@@ -162,3 +162,17 @@ def test_a_read_tool_declares_no_sources_and_a_kind_is_closed(tmp_path: Path) ->
     folder = _domain_with(tmp_path / "2", '"room_id": "checked"', '"room_id": "maybe"')
     with pytest.raises(CatalogError, match="argument_sources"):
         load_domain("rooms_copy", folder)
+
+
+def test_a_refusal_that_echoes_an_invented_id_is_no_source() -> None:
+    domain = load_domain("orders")
+    events = [UserMessage(turn=1, content="Cancel my last order."),
+              ToolCall(turn=1, step=0, tool_name="get_order", arguments='{"order_id": "o9"}'),
+              ToolResult(turn=1, step=0, tool_name="get_order",
+                         result='{"error": "no order o9"}'),
+              ToolCall(turn=1, step=1, tool_name="cancel_order", arguments='{"order_id": "o9"}')]
+    (source,) = value_source_checks(Journal.of(events), domain)
+    assert not source.passed and (source.turn, source.step) == (1, 1)
+    found = [*events[:2], ToolResult(turn=1, step=0, tool_name="get_order",
+                                     result='{"id": "o9", "status": "pending"}'), events[3]]
+    assert value_source_checks(Journal.of(found), domain)[0].passed
