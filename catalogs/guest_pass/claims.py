@@ -7,7 +7,7 @@ tool's action happened; a negation before the verb makes it a denial.
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
@@ -23,3 +23,16 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\b(?P<verb>created|issued|ordered)" + ANY_WORDS % 3 + r"pass(?:es)?\b",
     ),
 )
+
+DENIAL_PATTERNS: tuple[DenialPatterns, ...] = (
+    DenialPatterns.of(
+        "create_pass",
+        r"\bпропуск\w*" + ANY_WORDS % 4 + r"будет\s+(?:создан|оформлен|выдан|заказан)\w*",
+        r"\b(?:оформлю|создам|закажу)" + ANY_WORDS % 2 + r"пропуск",
+        r"\bне\s+(?:удалось|получилось)\s+(?:создать|оформить|заказать)\b",
+        r"\bpass(?:es)?" + ANY_WORDS % 4 + r"will\s+be\s+(?:created|issued|ordered)\b",
+        r"\b(?:could\s+not|couldn['’]t|unable\s+to|failed\s+to)\s+(?:create|issue|order)\b",
+    ),
+)
+"""What the replies say when a pass was refused, failed or is still to come (the
+``denied_but_done`` check)."""

@@ -3,7 +3,7 @@ response check): "order o1 has been cancelled", "the address was updated"."""
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
@@ -13,7 +13,33 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ),
     ClaimPatterns.of(
         "update_address",
-        r"\baddress\w*" + ANY_WORDS % 4 + r"(?P<verb>updated|changed)\b",
+        r"\baddress\w*" + ANY_WORDS % 6 + r"(?P<verb>updated|changed)\b",
+        r"\baddress\w*" + ANY_WORDS % 6 + r"(?P<verb>is\s+now)\b",
         r"\b(?P<verb>updated|changed)" + ANY_WORDS % 3 + r"address",
     ),
 )
+
+DENIAL_PATTERNS: tuple[DenialPatterns, ...] = (
+    DenialPatterns.of(
+        "cancel_order",
+        r"\bdenied\b",
+        r"\b(?:could\s+not|couldn['’]t|cannot|can['’]t|unable\s+to|failed\s+to)\s+"
+        r"(?:be\s+)?cancel",
+        r"\bnot\s+(?:been\s+)?cancell?ed\b",
+        r"\bwill\s+be\s+cancell?ed\b",
+        r"\bне\s+(?:удалось|получилось|могу)\s+отменить\b",
+        r"\bотмен\w*" + ANY_WORDS % 2 + r"(?:отклонен|невозможн)\w*",
+        r"\bбудет\s+отмен[её]н\w*",
+    ),
+    DenialPatterns.of(
+        "update_address",
+        r"\bdenied\b",
+        r"\b(?:could\s+not|couldn['’]t|cannot|can['’]t|unable\s+to|failed\s+to)\s+"
+        r"(?:be\s+)?(?:update|change)",
+        r"\bwill\s+be\s+(?:updated|changed)\b",
+        r"\bне\s+(?:удалось|получилось|могу)\s+(?:изменить|обновить)\b",
+        r"\bбудет\s+(?:изменен|обновл[её]н)\w*",
+    ),
+)
+"""What the replies say when a tool's action was refused, failed or is still to come (the
+``denied_but_done`` check): the ``denied`` outcome among them."""

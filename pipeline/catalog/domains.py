@@ -145,6 +145,11 @@ class Domain:
     """A database domain's write-tool code (``WRITE_TOOLS``)."""
     database_sql: str | None = None
     """A database domain's ``db.sql``: the schema and seed rows of every trial's database."""
+    reply_ids: tuple[re.Pattern[str], ...] = ()
+    """The ids a reply may name, each one needing a source (``tools.json`` ``reply_ids``)."""
+    denial_patterns: tuple[Any, ...] = ()
+    """The response checks' patterns of "this tool's action was not done / will be done"
+    (``claims.py`` ``DENIAL_PATTERNS``): a reply saying so after the action took effect."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -198,6 +203,7 @@ def _load(path: Path) -> Domain:
                            f"no code for the read tools {sorted(missing)}")
     schema_path = path / "state.schema.json"
     claims = path / "claims.py"
+    claims_module = load_module(claims, name) if claims.is_file() else None
     write_tools: Mapping[str, WriteTool] = getattr(module, "WRITE_TOOLS", {})
     database_sql = None
     if catalog.sandbox == "database":
@@ -217,8 +223,9 @@ def _load(path: Path) -> Domain:
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
         state_invariants=getattr(module, "state_invariants", None),
-        claim_patterns=tuple(getattr(load_module(claims, name), "CLAIM_PATTERNS", ()))
-        if claims.is_file() else (),
+        claim_patterns=tuple(getattr(claims_module, "CLAIM_PATTERNS", ())),
+        denial_patterns=tuple(getattr(claims_module, "DENIAL_PATTERNS", ())),
+        reply_ids=tuple(re.compile(p) for p in catalog.reply_ids),
         reference_replies=_reference_replies(path / "reference_replies.json"),
         condition_style=_condition_style(path / "conditions.json"),
         sandbox=catalog.sandbox,

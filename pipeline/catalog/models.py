@@ -7,9 +7,17 @@ the checked-in file drifts.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from pipeline.catalog.case_models import CaseContext, CaseExpected, CaseInput, CaseRules
@@ -360,6 +368,12 @@ class Scenario(Strict):
         return self
 
 
+ArgumentSource = Literal["checked", "free"]
+"""Whether a write tool's argument must have a source (checked: an id, a recipient, the value
+appeared earlier in a user turn or a tool result) or may be the agent's own words (free: a
+message body, a date the user said in words)."""
+
+
 class ToolSpec(Strict):
     """A domain tool as the model sees it, plus how the sandbox treats it."""
 
@@ -373,6 +387,23 @@ class ToolSpec(Strict):
     conditions: list[Condition] = Field(default_factory=list, description=(
         "Applicability conditions of a write tool (the unstated-conditions method; "
         "docs/conditions.md)."))
+    argument_sources: dict[str, ArgumentSource] = Field(default_factory=dict, description=(
+        "A write tool's arguments by whether their value needs a source: checked (ids, "
+        "recipients: the value appeared before the call in a user turn or a tool result) or "
+        "free (a message body). An argument not named here is not checked."))
+
+    @field_validator("argument_sources")
+    @classmethod
+    def _sources_of_known_write_arguments(cls, sources: dict[str, ArgumentSource],
+                                          info: ValidationInfo) -> dict[str, ArgumentSource]:
+        if sources and info.data.get("kind") != "write":
+            raise ValueError("only a write tool declares argument_sources")
+        known = (info.data.get("parameters") or {}).get("properties", {})
+        unknown = sorted(set(sources) - set(known))
+        if unknown:
+            raise ValueError(f"argument_sources names arguments the tool does not have: "
+                             f"{unknown} (its parameters: {sorted(known)})")
+        return sources
 
     @model_validator(mode="after")
     def _conditions_of_writes(self) -> ToolSpec:
@@ -392,6 +423,21 @@ class ToolCatalog(Strict):
         "intercept: write tools are recorded and answered with intercept_response, nothing "
         "changes; database: they run against a per-trial copy of the domain's db.sql."))
     tools: list[ToolSpec] = Field(min_length=1)
+    reply_ids: list[str] = Field(default_factory=list, description=(
+        "Regular expressions of the ids a reply may name (an order number, a payment "
+        "method): each one a final reply names must have appeared before it in a user turn or "
+        "a tool result."))
+
+    @field_validator("reply_ids")
+    @classmethod
+    def _compiled(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"reply id pattern {pattern!r} is no regular expression: "
+                                 f"{exc}") from None
+        return patterns
 
     @model_validator(mode="after")
     def _intercepted_writes_answer(self) -> ToolCatalog:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pipeline.catalog import Domain, Scenario, load_domain
 from pipeline.catalog.database_models import DiagnosticName
 from pipeline.scoring.checks import run_checks
-from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns
+from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns, DenialPatterns
 from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
 from pipeline.scoring.database import diagnostics
 from pipeline.scoring.journal import Call, Journal, Reply
@@ -31,7 +31,8 @@ from pipeline.trace import Trace
 
 __all__ = [
     "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Call", "CheckKind",
-    "CheckResult", "ClaimPatterns", "ConditionOutcome", "Journal", "Reply", "ScoreName",
+    "CheckResult", "ClaimPatterns", "ConditionOutcome", "DenialPatterns", "Journal", "Reply",
+    "ScoreName",
     "TrialScores",
     "TrialScoring", "score_trial",
 ]

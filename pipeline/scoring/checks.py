@@ -31,7 +31,9 @@ from pipeline.scoring.replies import (
     phrase_checks,
     said_vs_done_check,
 )
+from pipeline.scoring.reported import denied_but_done_check, silent_side_effect_check
 from pipeline.scoring.results import CheckKind, CheckResult, ScoreName
+from pipeline.scoring.sources import value_source_checks
 from pipeline.scoring.state import memory_failure_check, state_checks, summary_checks
 from pipeline.scoring.trajectory import trajectory_check
 
@@ -101,6 +103,7 @@ def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by:
                 if played.judges(r.turn, c := fresh_call_check(r, journal))]
     results += _turn_checks(journal, scenario, memory_mode, played)
     results.append(said_vs_done_check(journal, domain))
+    results += _implicit_checks(journal, scenario, domain, played)
     if scenario.case is not None and (journal.replies or not played.ended_early):
         results += case_checks(journal, scenario.case)
     if rules.communicate and played.reached(None):
@@ -160,6 +163,18 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if language is not None:
             results.append(language)
     return results
+
+
+def _implicit_checks(journal: Journal, scenario: Scenario, domain: Domain,
+                     played: Played) -> list[CheckResult]:
+    """Values with a source, and what the replies leave out or take back about the writes."""
+    replies = [r for r in (_visible(r, scenario) for r in journal.final_replies())
+               if r is not None]
+    recorded = scenario.case.recorded if scenario.case is not None else []
+    results = value_source_checks(journal, domain)
+    silent = silent_side_effect_check(journal, domain, replies, played.ended_early, recorded)
+    denied = denied_but_done_check(journal, domain, replies, recorded)
+    return results + [c for c in (silent, denied) if c is not None]
 
 
 def _visible(reply: Reply | None, scenario: Scenario) -> Reply | None:

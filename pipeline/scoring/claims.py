@@ -58,6 +58,26 @@ class ClaimPatterns:
 
 
 @dataclass(frozen=True)
+class DenialPatterns:
+    """Regexes that say "``tool``'s action was not done" or "will be done" (a refusal, a
+    failure, a deferral: "the letter will be sent", "отмена отклонена"), in each language the
+    domain's agents may write. A reply that says so after the action took effect in its turn
+    contradicts the journal (``denied_but_done``)."""
+
+    tool: str
+    patterns: tuple[re.Pattern[str], ...]
+
+    def __post_init__(self) -> None:
+        if not self.patterns:
+            raise ValueError(f"denial patterns for {self.tool!r} are empty")
+
+    @classmethod
+    def of(cls, tool: str, *regexes: str) -> DenialPatterns:
+        """Compile ``regexes`` case-insensitively."""
+        return cls(tool, tuple(re.compile(r, _I) for r in regexes))
+
+
+@dataclass(frozen=True)
 class Claim:
     tool: str
     negated: bool
@@ -138,6 +158,22 @@ def asserts(text: str, term: str) -> bool:
             if claim is not None and not claim.negated:
                 return True
     return False
+
+
+_CONDITION = re.compile(r"\bесли\b|\bв\s+случае\b|\bif\b|\bunless\b|\bin\s+case\b", _I)
+
+
+def find_denials(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[str, str]]:
+    """(tool, clause) of each clause of ``text`` that denies or defers a tool's action; a
+    question, a condition ("если", "if") or a scope to another action ("ещё одно", "another",
+    "new") says nothing about the action done."""
+    found = []
+    for clause in split_clauses(text):
+        if _is_question(clause) or _CONDITION.search(clause) or _SCOPED.search(clause):
+            continue
+        found += [(p.tool, clause) for p in patterns
+                  if any(r.search(clause) for r in p.patterns)]
+    return found
 
 
 def said_vs_done(replies: Iterable[tuple[int, int, str]], calls: Sequence[Call],

@@ -16,7 +16,7 @@ CheckKind = Literal[
     "response_phrase", "reply_language", "agent_outcome",
     "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
     "database_state", "database_effects", "diagnostic", "communicate",
-    "action",
+    "action", "value_source", "silent_side_effect", "denied_but_done",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -39,6 +39,10 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
     "communicate": 1, "action": 1,
+    # 1: a checked argument of a write call, or an id a reply names, appeared before it in a
+    # user turn or a tool result; a write that took effect is reported by some reply; no reply
+    # denies or defers a write of its turn that took effect
+    "value_source": 1, "silent_side_effect": 1, "denied_but_done": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -51,7 +55,8 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "decision_mismatch": "case_decision", "missing_required": "case_required_term",
     "contains_forbidden": "case_forbidden_term", "schema": "case_schema",
     "database": "database_state", "diagnostic": "diagnostic", "communicate": "communicate",
-    "action": "action",
+    "action": "action", "value_source": "value_source",
+    "silent_side_effect": "silent_side_effect", "denied_but_done": "denied_but_done",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 from conftest import MEETING_SUITE
-from helpers.checking import checks_of
+from helpers.checking import checks_of as all_checks_of
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.environment.sandbox import Sandbox
@@ -40,6 +40,13 @@ def test_refusals_are_data_for_the_agent() -> None:
     assert "not valid JSON" in (sandbox.call("search_rooms", "{capacity").error or "")
     bad = sandbox.call("reserve_room", json.dumps({"room_id": "amber"}))
     assert bad.error and not bad.intercepted and sandbox.journal == []
+
+
+def checks_of(trace: Trace, scenario):  # type: ignore[no-untyped-def]
+    """The checks of calls: these traces hold calls only (no tool results, no replies), so
+    the checks of sources and of what the replies report are left out."""
+    return [c for c in all_checks_of(trace, scenario)
+            if c.check_kind not in {"value_source", "silent_side_effect", "denied_but_done"}]
 
 
 def _trace(calls: list[tuple[int, str, dict]]) -> Trace:

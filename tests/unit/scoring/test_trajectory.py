@@ -10,7 +10,7 @@ import pytest
 from helpers.checking import checks_of
 
 from pipeline.catalog import CallAction, LoadedScenario, catalogs_root, load_domain, load_suite
-from pipeline.catalog.models import TrajectoryRule
+from pipeline.catalog.models import ReplyAction, TrajectoryRule
 from pipeline.environment.sandbox import Sandbox
 from pipeline.scoring import Call, Journal
 from pipeline.scoring.trajectory import (
@@ -19,7 +19,7 @@ from pipeline.scoring.trajectory import (
     evaluate_trajectory,
     trajectory_check,
 )
-from pipeline.trace import ToolCall, Trace
+from pipeline.trace import AssistantMessage, ToolCall, Trace, UserMessage
 
 UPDATE, CONFIRM, CREATE = "update_pass_request", "confirm_pass_request", "create_pass"
 RULE = TrajectoryRule(update_tool=UPDATE, confirm_tool=CONFIRM, create_tool=CREATE,
@@ -120,13 +120,17 @@ SUITE = load_suite(catalogs_root() / "guest_pass" / "suites" / "guest_pass.jsonl
 
 
 def replay(loaded: LoadedScenario) -> Trace:
-    """Play the golden calls through a fresh sandbox, recording them as the agent loop does:
-    turns from 1, step = index of the golden action in its turn (one model call each)."""
+    """Play the golden calls through a fresh sandbox, recording them and the golden replies as
+    the agent loop does: turns from 1, step = index of the golden action in its turn (one
+    model call each)."""
     domain = load_domain("guest_pass")
     sandbox = Sandbox(domain)
     trace = Trace()
     for turn, golden in enumerate(loaded.scenario.turns, start=1):
+        trace.add(UserMessage(turn=turn, content=golden.user))
         for step, action in enumerate(golden.golden):
+            if isinstance(action, ReplyAction):
+                trace.add(AssistantMessage(turn=turn, step=step, content=action.reply))
             if not isinstance(action, CallAction):
                 continue
             outcome = sandbox.call(action.call.name, json.dumps(action.call.arguments))
