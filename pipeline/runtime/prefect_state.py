@@ -92,6 +92,12 @@ def inspect_database(db: Path) -> DatabaseState:
     return DatabaseState(str(rows[0][0]), digest, None)
 
 
+def settle_database(db: Path) -> None:
+    """Fold the write-ahead log into the file itself (one file to copy)."""
+    with sqlite3.connect(db, timeout=5) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+
+
 def _marker(home: Path) -> dict[str, str]:
     try:
         value = json.loads((home / MARKER_NAME).read_text(encoding="utf-8"))

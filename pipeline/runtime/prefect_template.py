@@ -22,7 +22,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pipeline.runtime.prefect_state import DB_NAME, inspect_database, migration_head, own_database
+from pipeline.runtime.prefect_state import (
+    inspect_database,
+    migration_head,
+    own_database,
+    settle_database,
+)
+from warehouse.atomic import atomic_path
 
 BUILD_TIMEOUT_S = 120.0
 
@@ -57,17 +63,19 @@ def ensure_template(head: str) -> Path | None:
     if _is_template(path, head):
         return path
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=path.parent, prefix=".build-") as scratch:
-            built = Path(scratch) / DB_NAME
-            subprocess.run([sys.executable, "-m", __name__], check=True,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S,
-                           env=_build_env(built))
-            _settle(built)
+        with atomic_path(path) as built:  # a concurrent builder's file is as good as this one
+            try:
+                with tempfile.TemporaryDirectory(prefix="agentsweep-prefect-") as scratch:
+                    subprocess.run([sys.executable, "-m", __name__], check=True,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S,
+                                   env=_build_env(built, Path(scratch)))
+                settle_database(built)
+            finally:
+                for suffix in ("-wal", "-shm", "-journal"):
+                    built.with_name(built.name + suffix).unlink(missing_ok=True)
             if not _is_template(built, head):
-                return None
-            os.replace(built, path)  # a concurrent builder's file is as good as this one
+                raise OSError(f"Prefect's migrations did not reach {head}")
     except (OSError, sqlite3.Error, subprocess.SubprocessError):
         return None
     return path
@@ -80,27 +88,18 @@ def _is_template(path: Path, head: str) -> bool:
     return state.problem is None and state.revision == head
 
 
-def _settle(db: Path) -> None:
-    """Fold the write-ahead log into the file itself: the template is one file."""
-    with sqlite3.connect(db) as conn:
-        conn.execute("PRAGMA journal_mode=DELETE")
-
-
 def _copy_into(template: Path, db: Path) -> bool:
-    partial = db.with_name(f".{DB_NAME}.seeding")
     try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(template, partial)
-        os.replace(partial, db)
+        with atomic_path(db) as partial:
+            shutil.copyfile(template, partial)
     except OSError:  # a full disk: Prefect creates and migrates its own
-        partial.unlink(missing_ok=True)
         return False
     return True
 
 
-def _build_env(db: Path) -> dict[str, str]:
+def _build_env(db: Path, scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(db.parent / "home"),
+    env.update(PREFECT_HOME=str(scratch),
                PREFECT_API_DATABASE_CONNECTION_URL=f"sqlite+aiosqlite:///{db}",
                PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="ERROR")
     return env
