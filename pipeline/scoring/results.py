@@ -16,7 +16,7 @@ CheckKind = Literal[
     "response_phrase", "reply_language", "agent_outcome",
     "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
     "database_state", "database_effects", "diagnostic", "communicate",
-    "action",
+    "action", "check_error",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -38,7 +38,7 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
-    "communicate": 1, "action": 1,
+    "communicate": 1, "action": 1, "check_error": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -51,7 +51,7 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "decision_mismatch": "case_decision", "missing_required": "case_required_term",
     "contains_forbidden": "case_forbidden_term", "schema": "case_schema",
     "database": "database_state", "diagnostic": "diagnostic", "communicate": "communicate",
-    "action": "action",
+    "action": "action", "check_error": "check_error",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 
