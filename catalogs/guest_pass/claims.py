@@ -7,7 +7,10 @@ tool's action happened; a negation before the verb makes it a denial.
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
@@ -19,7 +22,12 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\b(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)" + ANY_WORDS % 2
         + r"пропуск",
         r"\bзаявк\w*" + ANY_WORDS % 3 + r"(?P<verb>создан[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "create_pass",
         r"\bpass(?:es)?" + ANY_WORDS % 8 + r"(?P<verb>created|issued|ordered)\b",
         r"\b(?P<verb>created|issued|ordered)" + ANY_WORDS % 3 + r"pass(?:es)?\b",
+        language="en",
     ),
 )

@@ -19,6 +19,7 @@ from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
 from pipeline.scoring.database import diagnostics
 from pipeline.scoring.failures import guarded_value, has_check_error
 from pipeline.scoring.journal import Call, Journal, Reply
+from pipeline.scoring.languages import Language, PhraseClaim
 from pipeline.scoring.results import (
     CHECK_VERSIONS,
     KIND_OF_ID_PREFIX,
@@ -32,7 +33,8 @@ from pipeline.trace import Trace
 
 __all__ = [
     "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Call", "CheckKind",
-    "CheckResult", "ClaimPatterns", "ConditionOutcome", "Journal", "Reply", "ScoreName",
+    "CheckResult", "ClaimPatterns", "ConditionOutcome", "Journal", "Language", "PhraseClaim",
+    "Reply", "ScoreName",
     "TrialScores",
     "TrialScoring", "score_trial",
 ]

@@ -174,14 +174,15 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if memory_mode == "structured":
             results += state_checks(number, turn, journal.memory_after.get(number))
         elif memory_mode == "summary":
-            results += summary_checks(number, turn, journal.memory_after.get(number))
+            results += summary_checks(number, turn, journal.memory_after.get(number),
+                                      domain.languages)
         reply = journal.replies.get(number)
         if reply is None and played.ended_early:
             continue  # the turn ended in the error before any reply: nothing to judge
-        clarification = clarification_check(number, turn, reply)
+        clarification = clarification_check(number, turn, reply, domain.languages)
         if clarification is not None:
             results.append(clarification)
-        results += phrase_checks(number, turn, reply)
+        results += phrase_checks(number, turn, reply, domain)
         language = language_check(number, turn, _visible(reply, scenario))
         if language is not None:
             results.append(language)

@@ -32,10 +32,14 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
     # claims (the domains' claims.py). summary_term 3: phrasings; a summary that copies its
     # update request fails. said_vs_done 3: a reply that writes tool-result markup itself
-    # (a fabricated tool result) fails
+    # (a fabricated tool result) fails. Whole words in the domain's languages (their word
+    # endings): summary_term 4 ("auditorium" keeps no "auditor"), response_phrase 3 (and the
+    # same claim said in another of the domain's languages); clarification 3: a request for
+    # input without "?" asks; said_vs_done 4: every bundled domain's claims in Russian and
+    # English
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 3,
-    "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 4,
+    "clarification": 3, "response_phrase": 3, "reply_language": 2, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
     "communicate": 1, "action": 1, "check_error": 1,
