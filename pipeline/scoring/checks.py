@@ -28,6 +28,7 @@ from pipeline.scoring.failures import guarded
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
+    dialog_alphabet,
     language_check,
     phrase_checks,
     said_vs_done_check,
@@ -167,6 +168,7 @@ def by_reward_basis(results: list[CheckResult],
 def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
                  played: Played, domain: Domain) -> list[CheckResult]:
     results: list[CheckResult] = []
+    dialog = dialog_alphabet([t.user for t in scenario.turns])
     for number, turn in enumerate(scenario.turns, start=1):
         if not played.reached(number) or (turn.if_refused is not None
                                           and number > journal.last_turn):
@@ -183,7 +185,7 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if clarification is not None:
             results.append(clarification)
         results += phrase_checks(number, turn, reply, domain)
-        language = language_check(number, turn, _visible(reply, scenario))
+        language = language_check(number, turn, _visible(reply, scenario), dialog)
         if language is not None:
             results.append(language)
     return results

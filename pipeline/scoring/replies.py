@@ -102,11 +102,19 @@ def script_share(text: str, alphabet: str) -> float | None:
     return sum(alphabet_of(c) == alphabet for c in letters) / len(letters)
 
 
-def language_check(turn_no: int, turn: Turn, reply: Reply | None
-                   ) -> CheckResult | None:
+def dialog_alphabet(user_texts: Sequence[str]) -> str | None:
+    """The alphabet the user writes in over the whole dialog (their turns' prose together):
+    what a turn too short to tell on its own ("Да.", "ok") is judged by."""
+    return script_of(" ".join(prose_of(t) for t in user_texts))
+
+
+def language_check(turn_no: int, turn: Turn, reply: Reply | None,
+                   dialog: str | None = None) -> CheckResult | None:
     """The reply is written in the user's alphabet (a Russian user gets no English reply); the
-    user's alphabet is that of their prose (a case's interface context is a JSON block)."""
-    wanted = script_of(prose_of(turn.user))
+    user's alphabet is that of their prose (a case's interface context is a JSON block), or,
+    for a turn with too few letters, ``dialog``: the alphabet of the dialog's user turns."""
+    own = script_of(prose_of(turn.user))
+    wanted = own or dialog
     if wanted is None or reply is None:
         return None
     step, text = reply.step, reply.text
@@ -116,9 +124,10 @@ def language_check(turn_no: int, turn: Turn, reply: Reply | None
     if share is None:
         return None
     ok = share >= LANGUAGE_SHARE
+    whose = "as the user writes" if own is not None else "the dialog's language"
     return CheckResult(f"reply_language@{turn_no}", "reply_language", ok,
                        None if ok else turn_no, None if ok else step,
-                       f"{share:.0%} of the reply's letters are {wanted}, as the user writes "
+                       f"{share:.0%} of the reply's letters are {wanted}, {whose} "
                        f"(at least {LANGUAGE_SHARE:.0%} wanted)", "response")
 
 
