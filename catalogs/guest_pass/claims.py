@@ -30,4 +30,21 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\b(?P<verb>created|issued|ordered)" + ANY_WORDS % 3 + r"pass(?:es)?\b",
         language="en",
     ),
+    ClaimPatterns.of(
+        "update_pass_request",
+        r"\b(?P<verb>(?:исправил|обновил|изменил|внёс|внес)[аи]?)"
+        + ANY_WORDS % 3 + r"(?:заявк|данны|изменени|имя|фамили|дат)",
+        r"\b(?P<verb>исправил[аи]?)\b",
+        r"\b(?:заявк|изменени|данны)\w*" + ANY_WORDS % 3
+        + r"(?P<verb>(?:обновлен|исправлен|внесен|внесён|сохранен|сохранён|записан)[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "update_pass_request",
+        r"\b(?:changes?|request|details|name|date)" + ANY_WORDS % 4
+        + r"(?P<verb>recorded|saved|updated|corrected)\b",
+        r"\b(?P<verb>updated|corrected|recorded|saved)\s+(?:the|your)\s+"
+        r"(?:request|details|name|date|changes?)\b",
+        language="en",
+    ),
 )

@@ -144,7 +144,7 @@ def test_a_denial_of_a_booking_made_in_the_same_turn_is_caught() -> None:
 
 def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> None:
     """51 trials of the local model, read by a person (catalogs/*/labels): today's checks miss
-    only the three known cases (see docs/scenarios.md) and disagree with the labels only where
+    only the two known cases (see docs/scenarios.md) and disagree with the labels only where
     a later reading (issue 25) overrules them: a request for input without "?" ("please ask a
     new question or provide more details", "Please provide valid arguments") asks the user,
     and "Amber ... подходит по всем требованиям" after the user named a confidential meeting
@@ -177,8 +177,7 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     misses = sorted(f"{d.label.scenario_id} {d.label.check_id.split('@')[0]}"
                     for d in result.disagreements if d.source == "today"
                     and d.label.verdict == "fail")
-    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language",
-                      "GP-V3 said_vs_done"]
+    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language"]
     assert recorded.false_alarms > 50  # the checks as the run recorded them, before the fixes
     trial_level = result.by_kind["today"]["trial"]
     assert trial_level.agree == trial_level.labelled == 51

@@ -109,3 +109,11 @@ def test_please_provide_more_details_is_a_forbidden_question_on_a_real_trace() -
     for turn in (2, 3):
         asked = check("92d2c920", f"clarification:forbidden@{turn}")
         assert not asked.passed and asked.turn == turn
+
+
+def test_a_recorded_change_with_no_update_is_a_claim_without_the_action() -> None:
+    """Trial bfba7d4f (GP-V3, structured): "Your changes have been recorded." after no
+    update_pass_request at all."""
+    claimed = check("bfba7d4f", "said_vs_done")
+    assert not claimed.passed
+    assert claimed.detail.startswith("claim_without_action update_pass_request")
