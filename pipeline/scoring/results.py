@@ -36,10 +36,11 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # endings): summary_term 4 ("auditorium" keeps no "auditor"), response_phrase 3 (and the
     # same claim said in another of the domain's languages); clarification 3: a request for
     # input without "?" asks; said_vs_done 4: every bundled domain's claims in Russian and
-    # English
+    # English; reply_language 3: a user turn too short to tell is judged by the dialog's
+    # language
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
     "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 4,
-    "clarification": 3, "response_phrase": 3, "reply_language": 2, "agent_outcome": 1,
+    "clarification": 3, "response_phrase": 3, "reply_language": 3, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
     "communicate": 1, "action": 1, "check_error": 1,
