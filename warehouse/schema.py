@@ -13,14 +13,16 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
 judgments tables. v6: checks.counted, trials.reward_basis and
 nl_assertions. v7: comparisons.pass_rate_delta, interval_low and interval_high are nullable
-(unknown when no paired trial is complete). Files of older versions are read on: their
-missing columns are null (the readers derive ``blocked`` from the v2 error text)."""
+(unknown when no paired trial is complete). v8: trials.passed is also null for a complete
+trial when a check raised, a checks row of kind ``check_error`` (no new column). Files of older
+versions are read on: their missing columns are null (the readers derive ``blocked`` from the
+v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
@@ -146,7 +148,9 @@ TRIALS = Table(
         _c("memory_mode", pa.string(), "Agent memory mode: chat / summary / structured."),
         _c("repeat", pa.int32(), "Repeat index, 0-based."),
         _c("status", pa.string(), " / ".join(TRIAL_STATUSES) + "."),
-        _c("passed", pa.bool_(), "All checks passed; null unless status is final.", nullable=True),
+        _c("passed", pa.bool_(), "All checks passed; null unless status is final, and null "
+           "(unknown) when a check raised: its checks row has kind check_error, and rescore "
+           "fills the verdict once the check is fixed.", nullable=True),
         _c("error_kind", pa.string(), "Closed error kind when status is not complete.",
            nullable=True),
         _c("error_message", pa.string(), "Error text, secrets redacted.", nullable=True),
@@ -255,7 +259,9 @@ CHECKS = Table(
     (
         *_TRIAL_KEY,
         _c("check_id", pa.string(), "Check identifier, e.g. forbidden_tool:reserve_room@2."),
-        _c("check_kind", pa.string(), "Kind of check (pipeline.scoring.CheckKind)."),
+        _c("check_kind", pa.string(), "Kind of check (pipeline.scoring.CheckKind); check_error: "
+           "the check raised (detail: exception type and message, secrets redacted; passed "
+           "false, counted false, the trial's passed null)."),
         _c("score", pa.string(), "Which of the five scores the check feeds: state, "
            "invalidation, function, arguments, response.", nullable=True),
         _c("passed", pa.bool_(), "Whether the check held."),

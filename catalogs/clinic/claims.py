@@ -7,7 +7,10 @@ Completed forms (past tense, short passive) per write tool, for the response che
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
@@ -18,5 +21,12 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\bпациент\w*" + ANY_WORDS % 5 + r"(?P<verb>записан[аоы]?)\b",
         r"\b(?P<verb>записан[аоы]?)" + ANY_WORDS % 3 + r"на\s+при[её]м",
         r"\b(?P<verb>(?:оформил|создал)[аи]?)" + ANY_WORDS % 2 + r"запись",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "book_appointment",
+        r"\b(?P<verb>booked|scheduled)\b",
+        r"\bappointment" + ANY_WORDS % 4 + r"(?P<verb>confirmed|created|made|booked)\b",
+        language="en",
     ),
 )

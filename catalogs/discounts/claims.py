@@ -7,7 +7,10 @@ Completed forms (past tense, short passive) per write tool, for the response che
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 _APPLIED = r"(?:начислен|применен|применён|оформлен|предоставлен|учтен|учтён)[аоы]?"
 
@@ -21,5 +24,13 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         + r"(?P<verb>(?:начислил|применил|оформил|предоставил)[аи]?)\b",
         r"\b(?:промокод|акци)\w*" + ANY_WORDS % 4
         + r"(?P<verb>(?:применен|применён|активирован)[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "apply_discount",
+        r"\b(?:discount|promo\s*code|coupon)" + ANY_WORDS % 4
+        + r"(?P<verb>applied|granted|added|activated)\b",
+        r"\b(?P<verb>applied|granted|added)" + ANY_WORDS % 3 + r"(?:discount|promo|coupon)",
+        language="en",
     ),
 )

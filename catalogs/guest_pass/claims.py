@@ -7,7 +7,10 @@ tool's action happened; a negation before the verb makes it a denial.
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
@@ -19,8 +22,33 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\b(?P<verb>(?:создан|оформлен|заказан|выдан)[аоы]?)" + ANY_WORDS % 2
         + r"пропуск",
         r"\bзаявк\w*" + ANY_WORDS % 3 + r"(?P<verb>создан[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "create_pass",
         r"\bpass(?:es)?" + ANY_WORDS % 8 + r"(?P<verb>created|issued|ordered)\b",
         r"\b(?P<verb>created|issued|ordered)" + ANY_WORDS % 3 + r"pass(?:es)?\b",
+        language="en",
+    ),
+    ClaimPatterns.of(
+        "update_pass_request",
+        r"\b(?P<verb>(?:исправил|обновил|изменил|внёс|внес)[аи]?)"
+        + ANY_WORDS % 3 + r"(?:заявк|данны|изменени|имя|фамили|дат)",
+        r"\b(?P<verb>(?:исправил|записал)[аи]?)\b",
+        r"^\s*(?P<verb>заявка)\s*:",  # "Заявка: гость …, 6 ноября, …": the request as recorded
+        r"\b(?:заявк|изменени|данны)\w*" + ANY_WORDS % 3
+        + r"(?P<verb>(?:обновлен|исправлен|внесен|внесён|сохранен|сохранён|записан)[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "update_pass_request",
+        r"\b(?:changes?|request|details|name|date)" + ANY_WORDS % 4
+        + r"(?P<verb>recorded|saved|updated|corrected)\b",
+        r"^\s*(?P<verb>(?:your\s+)?request)\s*:",
+        r"\b(?P<verb>noted)\s*:",
+        r"\b(?P<verb>updated|corrected|recorded|saved)\s+(?:the|your)\s+"
+        r"(?:request|details|name|date|changes?)\b",
+        language="en",
     ),
 )
 

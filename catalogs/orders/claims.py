@@ -3,19 +3,36 @@ response check): "order o1 has been cancelled", "the address was updated"."""
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
         "cancel_order",
         r"\border\w*" + ANY_WORDS % 4 + r"(?P<verb>cancell?ed)\b",
         r"\b(?P<verb>cancell?ed)" + ANY_WORDS % 2 + r"(?:your\s+)?order",
+        language="en",
+    ),
+    ClaimPatterns.of(
+        "cancel_order",
+        r"\bзаказ\w*" + ANY_WORDS % 4 + r"(?P<verb>отмен[её]н[аоы]?)\b",
+        r"\b(?P<verb>отменил[аи]?)" + ANY_WORDS % 3 + r"заказ",
+        language="ru",
     ),
     ClaimPatterns.of(
         "update_address",
         r"\baddress\w*" + ANY_WORDS % 6 + r"(?P<verb>updated|changed)\b",
         r"\baddress\w*" + ANY_WORDS % 6 + r"(?P<verb>is\s+now)\b",
         r"\b(?P<verb>updated|changed)" + ANY_WORDS % 3 + r"address",
+        language="en",
+    ),
+    ClaimPatterns.of(
+        "update_address",
+        r"\bадрес\w*" + ANY_WORDS % 4 + r"(?P<verb>(?:обновл[её]н|изменён|изменен)[аоы]?)\b",
+        r"\b(?P<verb>(?:обновил|изменил|поменял)[аи]?)" + ANY_WORDS % 3 + r"адрес",
+        language="ru",
     ),
 )
 

@@ -9,7 +9,10 @@ shipment, so "был" / "ранее" before "отгружен" is not a claim.
 
 from __future__ import annotations
 
-from pipeline.scoring import ANY_WORDS, ClaimPatterns
+from catalogs.languages import BOTH
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, Language
+
+LANGUAGES: tuple[Language, ...] = BOTH
 
 _DONE = r"(?:оформлен|проведен|проведён|выполнен|создан|зарегистрирован)[аоы]?"
 _ACCEPTED = r"(?:принят|оформлен|проведен|проведён|выполнен|зарегистрирован)[аоы]?"
@@ -22,6 +25,15 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         r"\b(?P<verb>(?:оформил|провёл|провел|выполнил)[аи]?)" + ANY_WORDS % 3 + r"отгрузк",
         r"\bотгрузк\w*" + ANY_WORDS % 4 + r"(?P<verb>(?:оформил|провёл|провел|выполнил)[аи]?)\b",
         r"\bзаказ\w*(?:\s+(?!был[аио]?\b|ранее\b)[^\s,;:]+){0,4}?\s+(?P<verb>отгружен[аоы]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "ship_order",
+        r"\b(?:I|we)\s+(?:have\s+)?(?P<verb>shipped|dispatched)\b",
+        r"\bshipment" + ANY_WORDS % 4 + r"(?P<verb>created|registered|completed|made)\b",
+        r"\border\w*(?:\s+(?!was\b|were\b|previously\b|already\b)[^\s,;:]+){0,4}?\s+"
+        r"(?P<verb>(?:has\s+been\s+)?(?:shipped|dispatched))\b",
+        language="en",
     ),
     ClaimPatterns.of(
         "accept_return",
@@ -30,5 +42,12 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         + r"возврат",
         r"\bвозврат\w*" + ANY_WORDS % 4
         + r"(?P<verb>(?:принял|оформил|провёл|провел|зарегистрировал)[аи]?)\b",
+        language="ru",
+    ),
+    ClaimPatterns.of(
+        "accept_return",
+        r"\breturn\w*" + ANY_WORDS % 4 + r"(?P<verb>accepted|registered|processed|created)\b",
+        r"\b(?P<verb>accepted|registered|processed)" + ANY_WORDS % 3 + r"return",
+        language="en",
     ),
 )

@@ -5,7 +5,9 @@ state every trial starts from, copied per trial), ``prompts/*.md``, ``suites/*.j
 ``tools.py`` that exports ``READ_TOOLS``: name -> function(state, arguments) for the read tools
 (write tools have no code: the sandbox intercepts them). Optional: ``state.schema.json`` (the
 structured memory mode needs it), ``state_invariants(state) -> [message]`` in ``tools.py``, and
-``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.scoring.claims).
+``claims.py`` exporting ``CLAIM_PATTERNS`` for the response check (pipeline.scoring.claims),
+``LANGUAGES`` (the languages it speaks) and ``PHRASE_CLAIMS`` (forbidden claims in each of
+them; pipeline.scoring.languages).
 
 A domain whose ``tools.json`` says ``"sandbox": "database"`` runs its write tools for real
 against a per-trial copy of the SQLite database ``db.sql`` builds; its ``tools.py`` exports
@@ -135,6 +137,12 @@ class Domain:
     """Domain invariants over a structured state, beyond the schema."""
     claim_patterns: tuple[Any, ...] = ()
     """The response check's patterns of "this tool's action was done" (``claims.py``)."""
+    languages: tuple[Any, ...] = ()
+    """The languages its users and agents may use (``LANGUAGES`` in ``claims.py``:
+    pipeline.scoring.Language): word endings for whole-word phrases, requests for input."""
+    phrase_claims: tuple[Any, ...] = ()
+    """Claims a scenario may forbid, said in each of its languages (``PHRASE_CLAIMS``:
+    pipeline.scoring.PhraseClaim)."""
     reference_replies: ReferenceReplies = ReferenceReplies()
     """What the reference mutants say in this domain's words (``reference_replies.json``)."""
     condition_style: ConditionStyle | None = None
@@ -203,7 +211,6 @@ def _load(path: Path) -> Domain:
                            f"no code for the read tools {sorted(missing)}")
     schema_path = path / "state.schema.json"
     claims = path / "claims.py"
-    claims_module = load_module(claims, name) if claims.is_file() else None
     write_tools: Mapping[str, WriteTool] = getattr(module, "WRITE_TOOLS", {})
     database_sql = None
     if catalog.sandbox == "database":
@@ -223,15 +230,26 @@ def _load(path: Path) -> Domain:
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
         state_invariants=getattr(module, "state_invariants", None),
-        claim_patterns=tuple(getattr(claims_module, "CLAIM_PATTERNS", ())),
-        denial_patterns=tuple(getattr(claims_module, "DENIAL_PATTERNS", ())),
         reply_ids=tuple(re.compile(p) for p in catalog.reply_ids),
+        **_claims_module(claims, name),
         reference_replies=_reference_replies(path / "reference_replies.json"),
         condition_style=_condition_style(path / "conditions.json"),
         sandbox=catalog.sandbox,
         write_tools=write_tools,
         database_sql=database_sql,
     )
+
+
+def _claims_module(path: Path, name: str) -> dict[str, tuple[Any, ...]]:
+    """What a domain's ``claims.py`` declares: claim, denial and phrase patterns, languages."""
+    if not path.is_file():
+        return {}
+    module = load_module(path, name)
+    return {field: tuple(getattr(module, attribute, ()))
+            for field, attribute in (("claim_patterns", "CLAIM_PATTERNS"),
+                                     ("denial_patterns", "DENIAL_PATTERNS"),
+                                     ("languages", "LANGUAGES"),
+                                     ("phrase_claims", "PHRASE_CLAIMS"))}
 
 
 def _database_sql(path: Path) -> str:

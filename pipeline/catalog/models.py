@@ -88,13 +88,14 @@ class Turn(Strict):
     )
     summary_requires: list[Phrase] = Field(
         default_factory=list,
-        description="Phrases the summary after this turn must contain (case-insensitive); a "
-        "list is one requirement said in several ways (any of them).",
+        description="Phrases the summary after this turn must contain (case-insensitive, whole "
+        "words: the last word may take its language's endings); a list is one requirement "
+        "said in several ways (any of them).",
     )
     summary_forbids: list[Phrase] = Field(
         default_factory=list,
-        description="Phrases the summary after this turn must not contain (case-insensitive); "
-        "a list is one prohibition said in several ways (none of them).",
+        description="Phrases the summary after this turn must not contain (case-insensitive, "
+        "whole words); a list is one prohibition said in several ways (none of them).",
     )
     clarification: Clarification = Field(
         default="allowed",
@@ -102,7 +103,8 @@ class Turn(Strict):
     )
     response_forbids: list[str] = Field(
         default_factory=list,
-        description="Claims the reply must not make (case-insensitive phrases).",
+        description="Claims the reply must not make (case-insensitive phrases, whole words); "
+        "the same claim in another of the domain's languages (its PHRASE_CLAIMS) counts too.",
     )
     if_refused: str | None = Field(
         default=None,

@@ -17,7 +17,9 @@ from pipeline.scoring.checks import run_checks
 from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns, DenialPatterns
 from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
 from pipeline.scoring.database import diagnostics
+from pipeline.scoring.failures import guarded_value, has_check_error
 from pipeline.scoring.journal import Call, Journal, Reply
+from pipeline.scoring.languages import Language, PhraseClaim
 from pipeline.scoring.results import (
     CHECK_VERSIONS,
     KIND_OF_ID_PREFIX,
@@ -26,13 +28,13 @@ from pipeline.scoring.results import (
     CheckResult,
     ScoreName,
 )
-from pipeline.scoring.summary import TrialScores, summarize_trial
+from pipeline.scoring.summary import UNKNOWN_SCORES, TrialScores, summarize_trial
 from pipeline.trace import Trace
 
 __all__ = [
     "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Call", "CheckKind",
-    "CheckResult", "ClaimPatterns", "ConditionOutcome", "DenialPatterns", "Journal", "Reply",
-    "ScoreName",
+    "CheckResult", "ClaimPatterns", "ConditionOutcome", "DenialPatterns", "Journal", "Language",
+    "PhraseClaim", "Reply", "ScoreName",
     "TrialScores",
     "TrialScoring", "score_trial",
 ]
@@ -42,9 +44,10 @@ __all__ = [
 class TrialScoring:
     checks: tuple[CheckResult, ...]
     scores: TrialScores
-    passed: bool
+    passed: bool | None
     """Every counted check held and no agent error ended the dialog (a check with
-    ``counted = False`` is recorded in ``checks`` and changes nothing here)."""
+    ``counted = False`` is recorded in ``checks`` and changes nothing here); None (unknown)
+    when a check raised (a ``check_error`` row says which)."""
     condition: ConditionOutcome | None = None
     """A condition task's outcome (the unstated-conditions method): what was done and said."""
     diagnostics: dict[DiagnosticName, bool | None] | None = None
@@ -54,18 +57,33 @@ class TrialScoring:
 def score_trial(trace: Trace, scenario: Scenario, memory_mode: str,
                 domain: Domain | None = None) -> TrialScoring:
     """Score ``trace`` against ``scenario``. ``domain``: the scenario's domain as the trial
-    loaded it (default: looked up by name in the catalog roots)."""
+    loaded it (default: looked up by name in the catalog roots). A check that raises leaves a
+    ``check_error`` row and ``passed`` None (unknown): scoring itself never raises for it."""
     domain = domain or load_domain(scenario.domain)
     journal = Journal.of(trace.events)
     checks = run_checks(journal, scenario, memory_mode, trace.ended_by, domain, trace.snapshots)
     counted = [c for c in checks if c.counted]
-    scores = summarize_trial(journal, scenario, domain, counted, memory_mode)
-    passed = trace.ended_by is None and all(c.passed for c in counted)
+    summary = guarded_value("summary", lambda: summarize_trial(journal, scenario, domain,
+                                                               counted, memory_mode))
     rules = scenario.condition
-    outcome = (condition_outcome(journal, rules, domain.claim_patterns)
-               if rules is not None else None)
+    outcome = guarded_value("condition", lambda: condition_outcome(
+        journal, rules, domain.claim_patterns) if rules is not None else None)
+    chosen = guarded_value("diagnostic", lambda: _diagnostics(journal, scenario, domain))
+    errors = [e for e in (summary, outcome, chosen) if isinstance(e, CheckResult)]
+    checks += errors
+    scores = summary if isinstance(summary, TrialScores) else UNKNOWN_SCORES
+    passed = (None if has_check_error(checks)
+              else trace.ended_by is None and all(c.passed for c in counted))
+    return TrialScoring(tuple(checks), scores, passed,
+                        None if isinstance(outcome, CheckResult) else outcome,
+                        None if isinstance(chosen, CheckResult) else chosen)
+
+
+def _diagnostics(journal: Journal, scenario: Scenario,
+                 domain: Domain) -> dict[DiagnosticName, bool | None] | None:
+    """A database scenario's chosen diagnostics, by name."""
     database = scenario.database
-    measured = diagnostics(journal, domain) if database is not None else None
-    chosen = ({name: measured[name] for name in database.diagnostics}
-              if database is not None and measured is not None else None)
-    return TrialScoring(tuple(checks), scores, passed, outcome, chosen)
+    if database is None:
+        return None
+    measured = diagnostics(journal, domain)
+    return {name: measured[name] for name in database.diagnostics}

@@ -7,7 +7,7 @@ ended, and checks about turns (or the end) the dialog never reached do not apply
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,9 +24,11 @@ from pipeline.scoring.cases import case_checks, reply_text
 from pipeline.scoring.communicate import communicate_check
 from pipeline.scoring.database import database_checks
 from pipeline.scoring.expected_actions import action_check
+from pipeline.scoring.failures import guarded
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
+    dialog_alphabet,
     language_check,
     phrase_checks,
     said_vs_done_check,
@@ -81,39 +83,64 @@ class Played:
 def run_checks(journal: Journal, scenario: Scenario, memory_mode: str, ended_by: str | None,
                domain: Domain, snapshots: Mapping[str, Any] | None = None) -> list[CheckResult]:
     """Every check of ``scenario`` over ``journal``. ``ended_by``: the agent error that ended
-    the dialog, if one did; ``snapshots``: a database domain's database before and after."""
-    calls = journal.calls
+    the dialog, if one did; ``snapshots``: a database domain's database before and after. A
+    check that raises leaves a ``check_error`` row in its place (``failures.guarded``)."""
     played = Played(journal.last_turn, ended_by is not None)
+    results: list[CheckResult] = []
+    for stage, produce in _stages(journal, scenario, memory_mode, ended_by, domain, played,
+                                  snapshots or {}):
+        results += guarded(stage, produce)
+    return by_reward_basis(results, scenario.reward_basis)
+
+
+_Stage = tuple[str, Callable[[], Iterable[CheckResult]]]
+
+
+def _stages(journal: Journal, scenario: Scenario, memory_mode: str, ended_by: str | None,
+            domain: Domain, played: Played, snapshots: Mapping[str, Any]) -> list[_Stage]:
+    """The scenario's checks as named stages, in the order their rows are written."""
+    calls = journal.calls
     turns = max(journal.last_turn, len(scenario.turns))
     rules = scenario.expectations
-    memory_failure = memory_failure_check(journal)
-    results = [memory_failure] if memory_failure is not None else []
-    outcome = outcome_check(ended_by, journal) if ended_by is not None else None
-    results += [outcome] if outcome is not None else []
-    results += [forbidden_check(r, calls) for r in rules.forbidden_tools]
-    results += [c for r in rules.required_tools
-                if played.judges(r.turn, c := required_check(r, calls, turns))]
-    if rules.trajectory is not None:
-        trajectory = trajectory_check(rules.trajectory, calls)
-        if trajectory.passed or played.reached(trajectory.turn):
-            results.append(trajectory)
-    results += [argument_check(r, calls) for r in rules.argument_constraints]
-    results += [final_check(r, calls, turns) for r in rules.final_values if played.reached(None)]
-    results += [c for r in rules.fresh_calls
-                if played.judges(r.turn, c := fresh_call_check(r, journal))]
-    results += _turn_checks(journal, scenario, memory_mode, played)
-    results.append(said_vs_done_check(journal, domain))
-    results += _implicit_checks(journal, scenario, domain, played)
-    if scenario.case is not None and (journal.replies or not played.ended_early):
-        results += case_checks(journal, scenario.case)
-    if rules.communicate and played.reached(None):
-        results.append(communicate_check(rules.communicate, journal))
-    if rules.actions and played.reached(None):
-        results.append(action_check(rules.actions, journal.attempted,
-                                    "action" in scenario.reward_basis))
-    if scenario.database is not None:
-        results += database_checks(journal, scenario.database, snapshots or {}, domain)
-    return by_reward_basis(results, scenario.reward_basis)
+    return [
+        ("memory", lambda: _present(memory_failure_check(journal))),
+        ("outcome", lambda: _present(outcome_check(ended_by, journal)
+                                     if ended_by is not None else None)),
+        ("forbidden_tool", lambda: [forbidden_check(r, calls) for r in rules.forbidden_tools]),
+        ("required_tool", lambda: [c for r in rules.required_tools
+                                   if played.judges(r.turn, c := required_check(r, calls,
+                                                                                turns))]),
+        ("trajectory", lambda: _trajectory(scenario, journal, played)),
+        ("argument", lambda: [argument_check(r, calls) for r in rules.argument_constraints]),
+        ("final", lambda: [final_check(r, calls, turns) for r in rules.final_values
+                           if played.reached(None)]),
+        ("fresh_call", lambda: [c for r in rules.fresh_calls
+                                if played.judges(r.turn, c := fresh_call_check(r, journal))]),
+        ("turns", lambda: _turn_checks(journal, scenario, memory_mode, played, domain)),
+        ("said_vs_done", lambda: [said_vs_done_check(journal, domain)]),
+        ("implicit", lambda: _implicit_checks(journal, scenario, domain, played)),
+        ("case", lambda: case_checks(journal, scenario.case)
+         if scenario.case is not None and (journal.replies or not played.ended_early) else []),
+        ("communicate", lambda: [communicate_check(rules.communicate, journal)]
+         if rules.communicate and played.reached(None) else []),
+        ("action", lambda: [action_check(rules.actions, journal.attempted,
+                                         "action" in scenario.reward_basis)]
+         if rules.actions and played.reached(None) else []),
+        ("database", lambda: database_checks(journal, scenario.database, snapshots, domain)
+         if scenario.database is not None else []),
+    ]
+
+
+def _present(check: CheckResult | None) -> list[CheckResult]:
+    return [check] if check is not None else []
+
+
+def _trajectory(scenario: Scenario, journal: Journal, played: Played) -> list[CheckResult]:
+    rule = scenario.expectations.trajectory
+    if rule is None:
+        return []
+    trajectory = trajectory_check(rule, journal.calls)
+    return [trajectory] if trajectory.passed or played.reached(trajectory.turn) else []
 
 
 ALWAYS_COUNTED: frozenset[CheckKind] = frozenset({"agent_outcome", "state_value",
@@ -142,8 +169,9 @@ def by_reward_basis(results: list[CheckResult],
 
 
 def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
-                 played: Played) -> list[CheckResult]:
+                 played: Played, domain: Domain) -> list[CheckResult]:
     results: list[CheckResult] = []
+    dialog = dialog_alphabet([t.user for t in scenario.turns])
     for number, turn in enumerate(scenario.turns, start=1):
         if not played.reached(number) or (turn.if_refused is not None
                                           and number > journal.last_turn):
@@ -151,15 +179,16 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if memory_mode == "structured":
             results += state_checks(number, turn, journal.memory_after.get(number))
         elif memory_mode == "summary":
-            results += summary_checks(number, turn, journal.memory_after.get(number))
+            results += summary_checks(number, turn, journal.memory_after.get(number),
+                                      domain.languages)
         reply = journal.replies.get(number)
         if reply is None and played.ended_early:
             continue  # the turn ended in the error before any reply: nothing to judge
-        clarification = clarification_check(number, turn, reply)
+        clarification = clarification_check(number, turn, reply, domain.languages)
         if clarification is not None:
             results.append(clarification)
-        results += phrase_checks(number, turn, reply)
-        language = language_check(number, turn, _visible(reply, scenario))
+        results += phrase_checks(number, turn, reply, domain)
+        language = language_check(number, turn, _visible(reply, scenario), dialog)
         if language is not None:
             results.append(language)
     return results

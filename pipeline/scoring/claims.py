@@ -46,15 +46,17 @@ class ClaimPatterns:
 
     tool: str
     affirmative: tuple[re.Pattern[str], ...]
+    language: str = ""
+    """The language the patterns are written in (a ``Language`` code: ru, en); "" unstated."""
 
     def __post_init__(self) -> None:
         if not self.affirmative:
             raise ValueError(f"claim patterns for {self.tool!r} are empty")
 
     @classmethod
-    def of(cls, tool: str, *regexes: str) -> ClaimPatterns:
-        """Compile ``regexes`` case-insensitively."""
-        return cls(tool, tuple(re.compile(r, _I) for r in regexes))
+    def of(cls, tool: str, *regexes: str, language: str = "") -> ClaimPatterns:
+        """Compile ``regexes`` (written in ``language``) case-insensitively."""
+        return cls(tool, tuple(re.compile(r, _I) for r in regexes), language)
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,13 @@ def find_denials(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[st
         found += [(p.tool, clause) for p in patterns
                   if any(r.search(clause) for r in p.patterns)]
     return found
+def asserted_in(clause: str, start: int, end: int) -> bool:
+    """Whether the words at ``clause[start:end]`` are stated: the clause is no question and
+    they are neither negated nor conditional in their comma segment."""
+    if _is_question(clause):
+        return False
+    claim = _classify("", clause, start, end)
+    return claim is not None and not claim.negated
 
 
 def said_vs_done(replies: Iterable[tuple[int, int, str]], calls: Sequence[Call],

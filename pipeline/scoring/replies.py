@@ -4,20 +4,26 @@ forbidden phrases, the user's language, and what the replies say against the jou
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pipeline.catalog import Domain
 from pipeline.catalog.models import Turn
 from pipeline.scoring.claims import said_vs_done
+from pipeline.scoring.forbidden_claims import forbidden_claim_in
 from pipeline.scoring.journal import Journal, Reply
+from pipeline.scoring.languages import Language, alphabet_of, asks_for_input
 from pipeline.scoring.results import CheckResult
 
 
-def clarification_check(turn_no: int, turn: Turn, reply: Reply | None
-                        ) -> CheckResult | None:
+def clarification_check(turn_no: int, turn: Turn, reply: Reply | None,
+                        languages: Sequence[Language] = ()) -> CheckResult | None:
+    """The reply asks the user something where a question is required, and nothing where it
+    is forbidden: a question mark, or a request for input in one of the domain's languages
+    ("please provide more details")."""
     if turn.clarification == "allowed":
         return None
     step, text = (reply.step, reply.text) if reply is not None else (None, "")
-    asks = "?" in text
+    asks = asks_for_input(text, languages)
     ok = asks if turn.clarification == "required" else not asks
     what = "asked" if asks else "did not ask"
     return CheckResult(f"clarification:{turn.clarification}@{turn_no}", "clarification", ok,
@@ -25,14 +31,22 @@ def clarification_check(turn_no: int, turn: Turn, reply: Reply | None
                        f"reply {what} a question ({turn.clarification})", "response")
 
 
-def phrase_checks(turn_no: int, turn: Turn, reply: Reply | None) -> list[CheckResult]:
+def phrase_checks(turn_no: int, turn: Turn, reply: Reply | None,
+                  domain: Domain | None = None) -> list[CheckResult]:
+    """The reply makes none of the turn's forbidden claims, as whole words or as the same
+    claim in another of the domain's languages (``forbidden_claims``)."""
     step, text = (reply.step, reply.text) if reply is not None else (None, "")
+    languages = domain.languages if domain is not None else ()
+    claims = domain.phrase_claims if domain is not None else ()
     results = []
     for phrase in turn.response_forbids:
-        ok = phrase.casefold() not in text.casefold()
+        found = forbidden_claim_in(text, phrase, claims, languages)
+        ok = found is None
+        detail = (f"reply does not claim {phrase!r}" if found is None else
+                  f"reply claims {phrase!r}" if found == phrase else
+                  f"reply claims {phrase!r}: {found[:160]!r}")
         results.append(CheckResult(f"response:forbids:{phrase}@{turn_no}", "response_phrase",
-                                   ok, None if ok else turn_no, None if ok else step,
-                                   f"reply {'does not claim' if ok else 'claims'} {phrase!r}",
+                                   ok, None if ok else turn_no, None if ok else step, detail,
                                    "response"))
     return results
 
@@ -47,7 +61,7 @@ def script_of(text: str) -> str | None:
     counts = {"cyrillic": 0, "latin": 0, "other": 0}
     for char in text:
         if char.isalpha():
-            counts[_alphabet(char)] += 1
+            counts[alphabet_of(char)] += 1
     if sum(counts.values()) < MIN_LETTERS:
         return None
     return max(counts, key=lambda k: counts[k])
@@ -59,8 +73,6 @@ and JSON left out) in the user's alphabet: Russian prose around English room nam
 English reply quoting one Russian word does not (under 10%)."""
 
 
-def _alphabet(char: str) -> str:
-    return "cyrillic" if "\u0400" <= char <= "\u04ff" else "latin" if char.isascii() else "other"
 
 
 _MARKUP = re.compile(r"```.*?(?:```|$)|<[^<>]{1,40}>|^\s*\|.*$", re.DOTALL | re.MULTILINE)
@@ -87,14 +99,22 @@ def script_share(text: str, alphabet: str) -> float | None:
     letters = [c for c in prose_of(text) if c.isalpha()]
     if len(letters) < MIN_LETTERS:
         return 0.0
-    return sum(_alphabet(c) == alphabet for c in letters) / len(letters)
+    return sum(alphabet_of(c) == alphabet for c in letters) / len(letters)
 
 
-def language_check(turn_no: int, turn: Turn, reply: Reply | None
-                   ) -> CheckResult | None:
+def dialog_alphabet(user_texts: Sequence[str]) -> str | None:
+    """The alphabet the user writes in over the whole dialog (their turns' prose together):
+    what a turn too short to tell on its own ("Да.", "ok") is judged by."""
+    return script_of(" ".join(prose_of(t) for t in user_texts))
+
+
+def language_check(turn_no: int, turn: Turn, reply: Reply | None,
+                   dialog: str | None = None) -> CheckResult | None:
     """The reply is written in the user's alphabet (a Russian user gets no English reply); the
-    user's alphabet is that of their prose (a case's interface context is a JSON block)."""
-    wanted = script_of(prose_of(turn.user))
+    user's alphabet is that of their prose (a case's interface context is a JSON block), or,
+    for a turn with too few letters, ``dialog``: the alphabet of the dialog's user turns."""
+    own = script_of(prose_of(turn.user))
+    wanted = own or dialog
     if wanted is None or reply is None:
         return None
     step, text = reply.step, reply.text
@@ -104,9 +124,10 @@ def language_check(turn_no: int, turn: Turn, reply: Reply | None
     if share is None:
         return None
     ok = share >= LANGUAGE_SHARE
+    whose = "as the user writes" if own is not None else "the dialog's language"
     return CheckResult(f"reply_language@{turn_no}", "reply_language", ok,
                        None if ok else turn_no, None if ok else step,
-                       f"{share:.0%} of the reply's letters are {wanted}, as the user writes "
+                       f"{share:.0%} of the reply's letters are {wanted}, {whose} "
                        f"(at least {LANGUAGE_SHARE:.0%} wanted)", "response")
 
 

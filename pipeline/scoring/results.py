@@ -16,7 +16,7 @@ CheckKind = Literal[
     "response_phrase", "reply_language", "agent_outcome",
     "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
     "database_state", "database_effects", "diagnostic", "communicate",
-    "action", "value_source", "silent_side_effect", "denied_but_done",
+    "action", "value_source", "silent_side_effect", "denied_but_done", "check_error",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -32,13 +32,18 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # reply_language by the share of the user's alphabet; said_vs_done sees present-tense
     # claims (the domains' claims.py). summary_term 3: phrasings; a summary that copies its
     # update request fails. said_vs_done 3: a reply that writes tool-result markup itself
-    # (a fabricated tool result) fails
+    # (a fabricated tool result) fails. Whole words in the domain's languages (their word
+    # endings): summary_term 4 ("auditorium" keeps no "auditor"), response_phrase 3 (and the
+    # same claim said in another of the domain's languages); clarification 3: a request for
+    # input without "?" asks; said_vs_done 4: every bundled domain's claims in Russian and
+    # English; reply_language 3: a user turn too short to tell is judged by the dialog's
+    # language
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 3, "said_vs_done": 3,
-    "clarification": 2, "response_phrase": 2, "reply_language": 2, "agent_outcome": 1,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 4,
+    "clarification": 3, "response_phrase": 3, "reply_language": 3, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
-    "communicate": 1, "action": 1,
+    "communicate": 1, "action": 1, "check_error": 1,
     # 1: a checked argument of a write call, or an id a reply names, appeared before it in a
     # user turn or a tool result; a write that took effect is reported by some reply; no reply
     # denies or defers a write of its turn that took effect
@@ -57,6 +62,7 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "database": "database_state", "diagnostic": "diagnostic", "communicate": "communicate",
     "action": "action", "value_source": "value_source",
     "silent_side_effect": "silent_side_effect", "denied_but_done": "denied_but_done",
+    "check_error": "check_error",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 

@@ -4,11 +4,13 @@ terms), and a memory update that was refused and never repaired."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pipeline.catalog.models import Turn, phrasings
 from pipeline.catalog.state_paths import state_leaves
 from pipeline.scoring.journal import Journal
+from pipeline.scoring.languages import Language, has_phrase
 from pipeline.scoring.results import CheckResult
 from pipeline.scoring.values import same_value
 from pipeline.trace import DIALOG_LINE_PREFIXES, SUMMARY_SCAFFOLD
@@ -59,14 +61,17 @@ def copies_request(summary: str) -> bool:
                for line in summary.splitlines())
 
 
-def summary_checks(turn_no: int, turn: Turn, summary: str | None) -> list[CheckResult]:
-    text = (summary or "").casefold()
+def summary_checks(turn_no: int, turn: Turn, summary: str | None,
+                   languages: Sequence[Language] = ()) -> list[CheckResult]:
+    """The summary keeps (or drops) the turn's terms, each matched as whole words in the
+    domain's languages ("auditor" is not kept by "auditorium")."""
+    text = summary or ""
     copied = copies_request(summary or "")
     results = []
     for kind, phrases in (("requires", turn.summary_requires), ("forbids", turn.summary_forbids)):
         for phrase in phrases:
             ways = phrasings(phrase)
-            found = next((w for w in ways if w.casefold() in text), None)
+            found = next((w for w in ways if has_phrase(text, w, languages)), None)
             ok = not copied and (found is not None) == (kind == "requires")
             detail = ("the summary copies its update request" if copied else
                       f"summary keeps {found!r}" if kind == "requires" and ok else

@@ -40,6 +40,11 @@ class TrialScores:
         return asdict(self)
 
 
+UNKNOWN_SCORES = TrialScores(None, None, None, None, None, False, None, None, None, None, 0, 0, 0,
+                             None)
+"""A trial's scores when summarizing them raised (a ``check_error`` row says so)."""
+
+
 def five_scores(checks: Sequence[CheckResult]) -> dict[ScoreName, int | None]:
     """Each score is 1 when all its checks pass, 0 when one fails, null when it has none."""
     out: dict[ScoreName, int | None] = {}

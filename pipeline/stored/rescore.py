@@ -31,7 +31,8 @@ class Rescored:
     trial: StoredTrial
     checks: tuple[CheckResult, ...]
     scores: TrialScores
-    passed: bool
+    passed: bool | None
+    """None: a check raised (a ``check_error`` row); rescoring again after the fix fills it."""
     scenario_changed: bool
     """The catalog's scenario hash differs from the one the trial ran with."""
     scenario: Scenario | None = None

@@ -2,7 +2,9 @@
 
 ``run_trial`` never swallows a harness bug: only the closed error kinds (AgentError, InfraError)
 become outcomes; anything else propagates and the executor records it as a harness error
-(the trial stays incomplete, never an agent failure).
+(the trial stays incomplete, never an agent failure). A check that raises is no harness error:
+scoring records it as a ``check_error`` row and the trial ends complete with an unknown verdict
+(``pipeline.scoring.failures``), so the paid dialog is kept and never re-run.
 """
 
 from __future__ import annotations

@@ -143,8 +143,12 @@ def test_a_denial_of_a_booking_made_in_the_same_turn_is_caught() -> None:
 
 
 def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> None:
-    """51 trials of the local model, read by a person (catalogs/*/labels): today's checks raise
-    no false alarm there and miss only the four known cases (see docs/scenarios.md)."""
+    """51 trials of the local model, read by a person (catalogs/*/labels): today's checks miss
+    only the two known cases (see docs/scenarios.md) and disagree with the labels only where
+    a later reading (issue 25) overrules them: a request for input without "?" ("please ask a
+    new question or provide more details", "Please provide valid arguments") asks the user,
+    and "Amber ... подходит по всем требованиям" after the user named a confidential meeting
+    claims what R2 forbids (the one real response_phrase violation)."""
     from pathlib import Path
 
     from pipeline.stored.calibrate import calibrate, load_labels, read_traces
@@ -160,11 +164,20 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     today, recorded = result.total("today"), result.total("recorded")
     assert result.trials == 51 and today.labelled > 1000
     assert not result.unmatched.get("today")
-    assert today.false_alarms == 0
+    overruled = sorted(f"{d.label.trial_id[:8]} {d.label.check_id}"
+                       for d in result.disagreements if d.source == "today"
+                       and d.label.verdict == "pass")
+    assert overruled == [
+        "92d2c920 clarification:forbidden@2", "92d2c920 clarification:forbidden@3",
+        "aee630ce response:forbids:подойдёт для конфиденциальн@2",
+        "aee630ce response:forbids:подходит для конфиденциальн@2",
+        "aee630ce response:forbids:подходят для конфиденциальн@2",
+        "f7a90ea7 clarification:forbidden@2"]
+    assert today.false_alarms == len(overruled)
     misses = sorted(f"{d.label.scenario_id} {d.label.check_id.split('@')[0]}"
-                    for d in result.disagreements if d.source == "today")
-    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language",
-                      "GP-V3 said_vs_done", "R2 summary:requires:аудитор"]
+                    for d in result.disagreements if d.source == "today"
+                    and d.label.verdict == "fail")
+    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language"]
     assert recorded.false_alarms > 50  # the checks as the run recorded them, before the fixes
     trial_level = result.by_kind["today"]["trial"]
     assert trial_level.agree == trial_level.labelled == 51
