@@ -119,7 +119,14 @@ def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(
 def test_a_reply_in_another_language_fails_the_response_score(
         everywhere: list[TrialResult]) -> None:
     for result in _chat(everywhere, "broken-wrong-language"):
-        assert result.trial.first_violation_check == "reply_language@1"
+        failed = {c.check_id: c for c in result.checks if c.passed is False}
+        assert "reply_language@1" in failed
+        # "Done." reports none of the writes the golden made before it: where one took effect
+        # at turn 1, the silent write, placed at its call, comes first
+        silent = failed.get("silent_side_effect")
+        assert result.trial.first_violation_check == (
+            "silent_side_effect" if silent is not None and silent.turn == 1
+            else "reply_language@1")
         assert result.trial.score_response == 0
 
 
