@@ -129,10 +129,9 @@ class TrialWorker:
     names it at the limiters, which lease permits to the process as a whole."""
 
     def __init__(self, worker_id: str) -> None:
-        from pipeline.models.client import litellm_module
-
+        # LiteLLM is imported by the first call that needs it (pipeline.models.client): a
+        # worker running only in-process models (the reference models) never pays for it.
         self.worker_id = worker_id
-        litellm_module()  # once per process, before threads race for it
 
     def run(self, spec: TrialSpec, ctx: RunContext, gates: GateConfig,
             attempt_key: str) -> WorkerOutput:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -73,13 +74,19 @@ class ModelClient(Protocol):
 
 
 _litellm: Any = None
+_litellm_lock = threading.Lock()
 
 
 def litellm_module() -> Any:
-    """Import LiteLLM once per process, with the offline cost map, and set up every registered
-    provider (``pipeline.models.providers``)."""
+    """Import LiteLLM once per process (the first call that needs it: a run of in-process
+    models never does), with the offline cost map, and set up every registered provider
+    (``pipeline.models.providers``)."""
     global _litellm
-    if _litellm is None:
+    if _litellm is not None:
+        return _litellm
+    with _litellm_lock:  # trial threads of a worker race for the first import
+        if _litellm is not None:
+            return _litellm
         import os
 
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -107,18 +114,21 @@ class LiteLLMClient:
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  purpose: CallPurpose = "planner", turn: int = 0,
                  response_schema: dict[str, Any] | None = None) -> ModelReply:
-        litellm = litellm_module()
         route = self.route
+        provider = provider_for(self.model.name)
         kwargs: dict[str, Any] = {**self.model.generation_params(), **route.call_params,
                                   **self.call_params}
-        kwargs["timeout"] = call_timeout(kwargs.pop("timeout", None) or route.timeout_s
-                                         or DEFAULT_CALL_TIMEOUT_S)
         tag = {"purpose": purpose, "turn": turn}
         kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
         if "extra_body" in kwargs:
             kwargs["extra_body"] = {**kwargs["extra_body"], CALL_TAG_KEY: tag}
         if tools:
             kwargs["tools"] = tools
+        if provider.answers_in_process:
+            return _answer_in_process(provider, route, messages, kwargs, self.model.name)
+        litellm = litellm_module()
+        kwargs["timeout"] = call_timeout(kwargs.pop("timeout", None) or route.timeout_s
+                                         or DEFAULT_CALL_TIMEOUT_S)
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}
@@ -132,6 +142,49 @@ class LiteLLMClient:
                 raise classify(litellm, exc, provider_for(self.model.name)) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
+
+
+def _answer_in_process(provider: ModelProvider, route: ModelRoute,
+                       messages: list[dict[str, Any]], options: dict[str, Any],
+                       model: str) -> ModelReply:
+    """A call a provider answers in this process (the reference models): the same options,
+    limits, injected faults and error reading as a LiteLLM call, without LiteLLM's import,
+    request building and cost lookup around a scripted answer. Nothing leaves the process, so
+    the request switch has nothing to refuse."""
+    with _guarded(model):
+        started = time.perf_counter()
+        try:
+            choice = provider.answer(route, messages, options)
+        except Exception as exc:  # the provider's own reading first, as for LiteLLM's errors
+            message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
+            own = provider.classify(exc, message)
+            if own is None:
+                raise
+            raise own from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+    return reply_of_choice(choice, latency_ms)
+
+
+def reply_of_choice(choice: Mapping[str, Any], latency_ms: float) -> ModelReply:
+    """A chat completion's first choice in OpenAI's shape (``finish_reason``, ``message``), as
+    an in-process provider gives it: no usage, no cost, no reported version."""
+    message = choice.get("message") or {}
+    calls = tuple(
+        ToolCallRequest(
+            id=str(c.get("id")),
+            name=str((c.get("function") or {}).get("name")),
+            arguments=_arguments_text((c.get("function") or {}).get("arguments")),
+        )
+        for c in (message.get("tool_calls") or [])
+    )
+    return ModelReply(content=message.get("content"), tool_calls=calls,
+                      finish_reason=choice.get("finish_reason"), input_tokens=None,
+                      output_tokens=None, cost_usd=None, model_version=None,
+                      latency_ms=latency_ms)
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 ALLOW_MODEL_REQUESTS = "AGENTSWEEP_ALLOW_MODEL_REQUESTS"

@@ -3,7 +3,9 @@
 A model name's provider is its LiteLLM prefix (``openai/gpt-4o-mini`` -> ``openai``; a name
 without one is LiteLLM's default, ``openai``): ``provider_of`` is the one place that says so.
 A provider registered under that name adapts the model's calls; every other name goes to the
-generic LiteLLM provider (the name is the LiteLLM model string, nothing else is adapted).
+generic LiteLLM provider (the name is the LiteLLM model string, nothing else is adapted). A
+provider whose models answer in this process (the reference models) may answer without LiteLLM
+(``answers_in_process``); limits, faults and error reading stay the same.
 
 What a provider may adapt, each a small hook with a do-nothing default (``ModelProvider``):
 its route (``pipeline.models.routes.ModelRoute``: the LiteLLM model string and per-call options),
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pipeline.catalog import Domain, Scenario, Suite
@@ -49,6 +51,9 @@ class ModelProvider:
     """Takes a ``faults:`` profile in a sweep spec (injected in process around each call)."""
     access: ClassVar[AccessChannel | None] = None
     """How its models are reached, when the provider knows (None: read from the api_base)."""
+    answers_in_process: ClassVar[bool] = False
+    """Its models answer in this process (``answer``), not through LiteLLM: no request leaves
+    the process, so LiteLLM's request building, cost lookup and logging would only cost CPU."""
 
     def route(self, model: str) -> ModelRoute:
         """How LiteLLM reaches ``model``; ValueError for a name this provider does not know."""
@@ -59,6 +64,13 @@ class ModelProvider:
         """Per-call LiteLLM options for every call of one trial (not part of its identity);
         ``domain``: the scenario's domain as the trial loaded it."""
         return {}
+
+    def answer(self, route: ModelRoute, messages: list[dict[str, Any]],
+               options: dict[str, Any]) -> Mapping[str, Any]:
+        """For a provider that ``answers_in_process``: the call's first choice in OpenAI's
+        shape (``finish_reason``, ``message``); ``options``: the call's LiteLLM options
+        (generation params, per-trial options, ``metadata`` with the call tag, ``tools``)."""
+        raise NotImplementedError(f"{type(self).__name__} answers through LiteLLM")
 
     def install(self, litellm: Any) -> None:
         """Set LiteLLM up for this provider, once per process (idempotent)."""

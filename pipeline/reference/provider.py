@@ -1,18 +1,20 @@
 """The reference models as providers of the registry (``pipeline.models.providers``), like any
 other.
 
-``reference/<variant>`` answers in process (a LiteLLM custom handler); ``reference-http/<variant>``
-is the same model behind ``agentsweep reference-server``, reached through LiteLLM's real OpenAI
-path. Both hand each trial's golden script to the model per call (``trial_params``) and read a
-broken script as our harness's fault (``classify``), whichever way LiteLLM wraps it: the
-``ReferenceScriptError`` in the exception's chain (in process) or the server's error type on a
-400 (over HTTP). Only the in-process provider takes injected faults and needs every scenario's
-golden memory (``lacking``); the server has faults of its own.
+``reference/<variant>`` answers in process, without LiteLLM (``answers_in_process``; the same
+answer is registered with LiteLLM as a custom handler for whoever calls ``litellm.completion``
+with it); ``reference-http/<variant>`` is the same model behind ``agentsweep reference-server``,
+reached through LiteLLM's real OpenAI path: the route that keeps LiteLLM's path tested. Both
+hand each trial's golden script to the model per call (``trial_params``) and read a broken
+script as our harness's fault (``classify``): the ``ReferenceScriptError`` in the exception's
+chain (in process) or the server's error type on a 400 (over HTTP). Only the in-process
+provider takes injected faults and needs every scenario's golden memory (``lacking``); the
+server has faults of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pipeline.catalog import Domain, Scenario, Suite
@@ -26,6 +28,7 @@ from pipeline.reference.reference import (
     reference_call_params,
     reference_route,
     register_reference_provider,
+    scripted_choice,
 )
 
 
@@ -50,6 +53,12 @@ class InProcessReference(_ReferenceProvider):
     channel = "metadata"
     offline = True
     injects_faults = True
+    answers_in_process = True
+
+    def answer(self, route: ModelRoute, messages: list[dict[str, Any]],
+               options: dict[str, Any]) -> Mapping[str, Any]:
+        variant = route.litellm_model.partition("/")[2]
+        return scripted_choice(variant, options.get("metadata") or {}, messages)
 
     def install(self, litellm: Any) -> None:
         register_reference_provider(litellm)

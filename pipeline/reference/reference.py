@@ -247,6 +247,17 @@ def _judge(variant: str, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any
     return {"finish_reason": "stop", "message": {"role": "assistant", "content": rule(evidence)}}
 
 
+def scripted_choice(variant: str, metadata: Mapping[str, Any],
+                    messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The answer of ``reference/<variant>`` to one call whose options carry ``metadata`` (the
+    trial's script and the call tag)."""
+    script = metadata.get(SCRIPT_KEY)
+    tag = metadata.get(CALL_TAG_KEY)
+    if script is None and (tag or {}).get("purpose") != "judge":
+        raise ReferenceScriptError(f"{REFERENCE_PROVIDER}/{variant}: no script passed")
+    return answer(variant, script or {}, messages, tag)
+
+
 def register_reference_provider(litellm: Any) -> None:
     """Register the ``reference`` provider with LiteLLM (idempotent)."""
     if any(item.get("provider") == REFERENCE_PROVIDER for item in litellm.custom_provider_map):
@@ -263,12 +274,7 @@ def _make_handler(litellm: Any) -> Any:
         def completion(self, model: str, messages: list[dict[str, Any]], *args: Any,
                        **kwargs: Any) -> Any:
             metadata = (kwargs.get("litellm_params") or {}).get("metadata") or {}
-            script = metadata.get(SCRIPT_KEY)
-            judging = (metadata.get(CALL_TAG_KEY) or {}).get("purpose") == "judge"
-            if script is None and not judging:
-                raise ReferenceScriptError(f"{REFERENCE_PROVIDER}/{model}: no script passed")
-            choice = {"index": 0, **answer(model, script or {}, messages,
-                                           metadata.get(CALL_TAG_KEY))}
+            choice = {"index": 0, **scripted_choice(model, metadata, messages)}
             return litellm.ModelResponse(choices=[choice])
 
         async def acompletion(self, model: str, messages: list[dict[str, Any]], *args: Any,

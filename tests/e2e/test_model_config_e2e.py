@@ -98,7 +98,11 @@ def test_a_spec_with_per_model_values_runs_and_records_and_applies_them(
 
 def test_the_in_process_reference_model_gets_the_values_on_every_call(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """What LiteLLM hands the custom provider, for a planner and a memory call."""
+    """What LiteLLM hands the custom provider, for a planner and a memory call (the in-process
+    path without LiteLLM: tests/unit/reference/test_in_process.py)."""
+    from pipeline.reference.provider import InProcessReference
+
+    monkeypatch.setattr(InProcessReference, "answers_in_process", False)
     litellm = litellm_module()
     (entry,) = [p for p in litellm.custom_provider_map if p["provider"] == "reference"]
     handler = entry["custom_handler"]

@@ -1,4 +1,5 @@
-"""The offline reference model answers through LiteLLM exactly as a provider would."""
+"""The offline reference model, called through LiteLLM (its custom handler), answers exactly as a
+provider would."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
     return next(s.scenario for s in suite.scenarios if s.scenario.id == scenario_id)
 
 
-def test_replays_golden_tool_call_then_reply_through_litellm() -> None:
+def test_replays_golden_tool_call_then_reply_through_litellm(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.reference.provider import InProcessReference
+
+    monkeypatch.setattr(InProcessReference, "answers_in_process", False)
     scenario = _scenario("V1")
     client = LiteLLMClient(ModelConfig("reference/golden"),
                            reference_call_params("metadata", scenario))
