@@ -62,7 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
 GROUP_OF_FIXTURE = {"ray_local": "ray", "prefect_harness": "ray", "local_server": "local-model"}
 """Under pytest-xdist (``make test``: ``--dist loadgroup``) the tests that share a session's
 Ray and Prefect harness run on one worker, and so do those of the local model's server: each
-is started once, not once per worker."""
+is started once, not once per worker. Tests that start a llama.cpp server of their own (in a
+sweep) join the local model's group explicitly: two servers at once would starve each other."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -105,6 +105,7 @@ def _serving_model(home: Path) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("local-model")  # one llama.cpp server at a time (tests/conftest.py)
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
                     "(.ci/run installs it)")
 def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
@@ -129,6 +130,7 @@ def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("local-model")
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
 def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
                                                                 stop: signal.Signals) -> None:
