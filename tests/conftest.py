@@ -72,6 +72,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                   if f in GROUP_OF_FIXTURE}
         if groups:
             item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
+            # A session's real Ray and Prefect API (or the local model) cost ~25 s of CPU to
+            # start: a test that needs them belongs to the slow tier (make test, CI), not to
+            # the developer loop (make test-fast).
+            item.add_marker(pytest.mark.slow)
     if config.getoption("--live"):
         return
     skip = pytest.mark.skip(reason="calls a real provider: run with --live")
