@@ -170,23 +170,30 @@ def changed_rows(before: Content, after: Content) -> int:
     for table in set(before) | set(after):
         old, new = before.get(table, Counter()), after.get(table, Counter())
         if old is not new:
-            total += max(sum((old - new).values()), sum((new - old).values()))
+            total += _changed_in(old, new)
     return total
 
 
-def _row_key(row: dict[str, Any], key: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(row.get(c) for c in key)
+def _changed_in(old: Counter[tuple[Any, ...]], new: Counter[tuple[Any, ...]]) -> int:
+    if sum(old.values()) == len(old) and sum(new.values()) == len(new):  # no repeated row
+        return max(len(old.keys() - new.keys()), len(new.keys() - old.keys()))
+    return max(sum((old - new).values()), sum((new - old).values()))
 
 
-def _differing(present: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+def _row_keys(rows: Sequence[dict[str, Any]], key: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Each row's values of the ``key`` columns (None for a column it lacks)."""
+    return [tuple(map(row.get, key)) for row in rows]
+
+
+def _differing(present: list[dict[str, Any]],
+               keys: list[list[tuple[Any, ...]]]) -> set[tuple[Any, ...]]:
     """The keys of the rows that differ between the phases that have the table."""
     if all(content_ is present[0] for content_ in present):
         return set()
-    key = list(present[0]["key"])
     seen: dict[tuple[Any, ...], list[Any]] = {}
-    for content_ in present:
-        for row in content_["rows"]:
-            seen.setdefault(_row_key(row, key), []).append(row)
+    for content_, row_keys in zip(present, keys, strict=True):
+        for row, row_key in zip(content_["rows"], row_keys, strict=True):
+            seen.setdefault(row_key, []).append(row)
     return {k for k, rows in seen.items()
             if len(rows) != len(present) or any(r != rows[0] for r in rows)}
 
@@ -196,14 +203,30 @@ def changed_only(phases: dict[str, Snapshot]) -> dict[str, Snapshot]:
     a row missing in a phase, or with other content): two phases compare the same way as
     whole, and a 1,000-order database stores a few rows per trial instead of megabytes."""
     tables = sorted({t for snap in phases.values() for t in snap})
-    differing = {table: _differing([snap[table] for snap in phases.values() if table in snap])
-                 for table in tables}
+    keys: dict[tuple[int, tuple[str, ...]], list[tuple[Any, ...]]] = {}
+    differing: dict[str, set[tuple[Any, ...]]] = {}
+    for table in tables:
+        present = [snap[table] for snap in phases.values() if table in snap]
+        key = tuple(present[0]["key"])
+        differing[table] = _differing(present, [
+            _keys_of(keys, c, key) for c in present] if any(
+                c is not present[0] for c in present) else [])
     out: dict[str, Snapshot] = {}
     for phase, snap in phases.items():
         out[phase] = {}
         for table, content_ in snap.items():
-            key = list(content_["key"])
             wanted = differing[table]
             out[phase][table] = {**content_, "rows": [
-                r for r in content_["rows"] if wanted and _row_key(r, key) in wanted]}
+                r for r, k in zip(content_["rows"], _keys_of(keys, content_,
+                                                             tuple(content_["key"])), strict=True)
+                if k in wanted] if wanted else []}
     return out
+
+
+def _keys_of(cache: dict[tuple[int, tuple[str, ...]], list[tuple[Any, ...]]],
+             content_: dict[str, Any], key: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """``_row_keys`` of a table's rows, computed once per table object and key."""
+    found = cache.get((id(content_), key))
+    if found is None:
+        found = cache[(id(content_), key)] = _row_keys(content_["rows"], key)
+    return found
