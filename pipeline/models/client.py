@@ -156,8 +156,7 @@ def _answer_in_process(provider: ModelProvider, route: ModelRoute,
         try:
             choice = provider.answer(route, messages, options)
         except Exception as exc:  # the provider's own reading first, as for LiteLLM's errors
-            message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
-            own = provider.classify(exc, message)
+            own = provider.classify(exc, error_message(exc))
             if own is None:
                 raise
             raise own from exc
@@ -302,7 +301,7 @@ def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None
     """Map a LiteLLM exception to InfraError (or to the agent's ``context_limit``: its dialog
     outgrew the model's context, or ConfigError); ``provider`` (the call's) reads its own errors
     first. Other exceptions are returned unchanged."""
-    message = redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
+    message = error_message(exc)
     if isinstance(exc, litellm.ContextWindowExceededError):
         return AgentError("context_limit", message)
     own = provider.classify(exc, message) if provider is not None else None
@@ -343,6 +342,11 @@ def _connection_failed(exc: BaseException) -> bool:
             return not isinstance(seen, openai.APITimeoutError)
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def error_message(exc: BaseException) -> str:
+    """A failed call's exception as it is recorded: type and first line, secrets redacted."""
+    return redact(f"{type(exc).__name__}: {first_line(str(exc))}")[:1000]
 
 
 def first_line(text: str) -> str:

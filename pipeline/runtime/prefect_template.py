@@ -48,8 +48,10 @@ def seed_database(home: Path) -> bool:
     """Copy the template into ``home`` when this process's Prefect API will create its database
     there and none exists yet; True if it did. Never raises: Prefect migrates as before."""
     db = own_database(home)
+    if db is None or db.exists():  # the common case: no migration files to read
+        return False
     head = migration_head()
-    if db is None or head is None or db.exists():
+    if head is None:
         return False
     template = ensure_template(head)
     if template is None:
