@@ -94,6 +94,7 @@ def test_a_dialog_cut_short_before_any_reply_is_not_judged_silent() -> None:
     cut = _booked(None)
     silent = silent_side_effect_check(cut, domain, [], ended_early=True)
     assert silent is not None and silent.passed
+    assert silent.detail == "1 write(s) not judged: the dialog ended before any reply after them"
     ended = silent_side_effect_check(cut, domain, [], ended_early=False)
     assert ended is not None and not ended.passed
 
