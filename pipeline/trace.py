@@ -1,6 +1,6 @@
 """What one trial produced: the ordered events of the dialog and the model-call totals.
 
-An event is one of five types, one per kind (a discriminated union on ``kind``), each with only
+An event is one of six types, one per kind (a discriminated union on ``kind``), each with only
 the fields its kind has. ``Event.row()`` flattens one into the ``events`` table's columns (the
 others null) and ``event_from_row`` reads a stored row back, older schema versions included.
 """
@@ -117,12 +117,24 @@ class ToolResult(_Base):
     blocked: bool = False
 
 
-Event = UserMessage | MemoryUpdate | AssistantMessage | ToolCall | ToolResult
+@dataclass(kw_only=True)
+class Nudge(_Base):
+    """The harness asked the model once more after an empty reply (a route's agent
+    adaptation, ``pipeline.models.routes.AgentAdaptation``): ``content`` is what it was told.
+    The empty reply before it is an ``assistant_message`` with no content; it was not put back
+    into the dialog's history."""
+
+    kind: Literal["nudge"] = "nudge"
+    content: str | None = None
+
+
+Event = UserMessage | MemoryUpdate | AssistantMessage | ToolCall | ToolResult | Nudge
 EVENT_TYPES: dict[EventKind, type[Event]] = {
     "user_message": UserMessage, "memory_update": MemoryUpdate,
     "assistant_message": AssistantMessage, "tool_call": ToolCall, "tool_result": ToolResult,
+    "nudge": Nudge,
 }
-E = TypeVar("E", UserMessage, MemoryUpdate, AssistantMessage, ToolCall, ToolResult)
+E = TypeVar("E", UserMessage, MemoryUpdate, AssistantMessage, ToolCall, ToolResult, Nudge)
 _KEY_COLUMNS = ("schema_version", "run_id", "trial_id", "attempt_id")
 EVENT_COLUMNS: tuple[str, ...] = tuple(c for c in EVENTS.column_names if c not in _KEY_COLUMNS)
 """The ``events`` columns an event fills (all but the table's key)."""

@@ -45,8 +45,10 @@ first submission, then the bare repeat after a refusal."""
 MAP_COLUMNS: tuple[MapColumn, ...] = get_args(MapColumn)
 
 EventKind = Literal[
-    "user_message", "memory_update", "assistant_message", "tool_call", "tool_result"
+    "user_message", "memory_update", "assistant_message", "tool_call", "tool_result", "nudge"
 ]
+"""``nudge``: the agent asked the model once more after an empty reply (the local models'
+adaptation, ``pipeline.trace.Nudge``); written since schema v8, no column of its own."""
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 

@@ -55,6 +55,8 @@ def dialog_lines(trial: StoredTrial) -> Iterator[str]:
                      f"  REFUSED: {event.tool_error}" if event.tool_error else "")
             kind = " (intercepted)" if event.intercepted else ""
             yield f"{at}   -> {event.tool_name}{kind} {event.arguments}{error}"
+        elif event.kind == "nudge":
+            yield f"{at}   (an empty reply; the harness asked again: {event.content})"
         elif event.kind == "tool_result" and not event.tool_error:
             yield f"{at}   <- {_cut(event.result, 300)}"
 

@@ -112,6 +112,9 @@ def messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "id": event["tool_call_id"] or "", "name": event["tool_name"],
                 "arguments": _arguments(event["arguments"], _blocked(event)),
                 "requestor": "assistant"}]
+        elif kind == "nudge" and last is not None and not last["content"]:
+            out.remove(last)  # the empty reply the harness asked again: not a message of
+            last = None       # the dialog (tau2 holds that a reply has text or a tool call)
         elif kind == "tool_result":
             out.append({"role": "tool", "id": event["tool_call_id"] or "", "requestor": "assistant",
                         "content": _content(event["result"], event["tool_error"]),

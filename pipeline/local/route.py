@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.local.adapter import LOCAL_AGENT
 from pipeline.local.catalog import local_model
 from pipeline.models.providers import ModelProvider
 from pipeline.models.routes import ModelRoute
@@ -23,6 +24,7 @@ def local_route(model: str) -> ModelRoute:
         node_service=f"{LOCAL_SERVICE_PREFIX}{spec.name}",
         structured_output=True,
         timeout_s=CALL_TIMEOUT_S,
+        agent_adaptation=LOCAL_AGENT,
     )
 
 

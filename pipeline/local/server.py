@@ -7,8 +7,8 @@ handling, then through the tool-call adapter (``pipeline.local.adapter``) when t
 offered tools. Responses report:
 
 - ``model``: the GGUF's sha256 (it becomes ``model_version`` on every trial row);
-- ``system_fingerprint``: runtime and version, chat-template hash and the adapter
-  (provenance: recorded as ``trials.system_fingerprint``);
+- ``system_fingerprint``: runtime and version, chat-template hash, the tool-call adapter and
+  the agent's adaptation (provenance: recorded as ``trials.system_fingerprint``);
 - ``usage``: prompt and completion tokens as llama.cpp counted them; ``timings`` too.
 
 Errors come back in OpenAI's error shape, so LiteLLM classifies them as it would a provider's:
@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from pipeline.local.adapter import ADAPTER_ID, lift_tool_calls
+from pipeline.local.adapter import ADAPTER_ID, LOCAL_AGENT, lift_tool_calls
 from pipeline.local.catalog import (
     LocalModelSpec,
 )
@@ -78,7 +78,7 @@ class LocalModelServer:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         template = spec.template_text()
         self.fingerprint = (f"{runtime_version()};template-sha256:{sha256_text(template)[:12]};"
-                            f"adapter:{ADAPTER_ID}")
+                            f"adapter:{ADAPTER_ID};agent:{LOCAL_AGENT.name}")
         self._template = template
         self._engine: Any = None
         self._http: ThreadingHTTPServer | None = None

@@ -22,6 +22,22 @@ CALL_TAG_KEY = "agentsweep_call"
 
 
 @dataclass(frozen=True)
+class AgentAdaptation:
+    """How the built-in agent adapts its dialog to a model that needs it (the bundled local
+    model): a property of the route, named in the model's provenance, never a default for
+    other providers."""
+
+    name: str
+    """Its name and version, as the model's ``system_fingerprint`` records it."""
+    system_note: str | None = None
+    """A line appended to the agent's system prompt for planner calls."""
+    nudge: str | None = None
+    """After a tool result, an empty reply (no text, no tool call) is asked once more with
+    this trailing system message (recorded as a ``nudge`` event) instead of ending the dialog
+    as ``empty_response``."""
+
+
+@dataclass(frozen=True)
 class ModelRoute:
     litellm_model: str
     """The model string LiteLLM is called with."""
@@ -37,3 +53,6 @@ class ModelRoute:
     LiteLLM's model table."""
     timeout_s: float | None = None
     """Default per-call timeout for the route; None = the sweep's default."""
+    agent_adaptation: AgentAdaptation | None = None
+    """How the built-in agent adapts to this model; None for every provider but the bundled
+    local models."""

@@ -19,10 +19,12 @@ from typing import Any
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import AgentError
 from pipeline.models.client import ModelClient, ModelReply, ToolCallRequest
+from pipeline.models.routes import AgentAdaptation
 from pipeline.trace import (
     BLOCKED,
     AssistantMessage,
     MemoryUpdate,
+    Nudge,
     ToolCall,
     ToolResult,
     Trace,
@@ -67,6 +69,8 @@ class Agent:
     sandbox: Sandbox
     step_limit: int = 8
     memory: Memory = field(default_factory=ChatMemory)
+    adaptation: AgentAdaptation | None = None
+    """The model route's adaptation (the bundled local models'); None: the dialog as is."""
 
     def run(self, user_turns: Sequence[str | UserTurn], trace: Trace) -> None:
         """Play the user turns in order, appending every event to ``trace``.
@@ -132,19 +136,39 @@ class Agent:
             finish_reason=reply.finish_reason))
 
     def _system(self) -> dict[str, Any]:
-        note = self.memory.planner_note()
-        content = self.system_prompt if note is None else f"{self.system_prompt}\n\n{note}"
+        notes = [self.memory.planner_note(),
+                 self.adaptation.system_note if self.adaptation is not None else None]
+        content = "\n\n".join([self.system_prompt, *(n for n in notes if n is not None)])
         return {"role": "system", "content": content}
+
+    def _ask(self, turn: int, step: int, history: list[dict[str, Any]],
+             trace: Trace) -> ModelReply:
+        """One planner step's reply, recorded; an empty one is never put back into
+        ``history``. After a tool result, an empty reply gets the adaptation's one nudge."""
+        messages = [self._system(), *history]
+        reply = self._planner_call(turn, step, messages, trace)
+        nudge = self.adaptation.nudge if self.adaptation is not None else None
+        if (nudge is not None and _empty(reply) and history
+                and history[-1].get("role") == "tool"):
+            trace.add(Nudge(turn=turn, step=step, content=nudge))
+            reply = self._planner_call(turn, step, [*messages,
+                                                    {"role": "system", "content": nudge}], trace)
+        if not _empty(reply):
+            history.append(reply.assistant_message())
+        return reply
+
+    def _planner_call(self, turn: int, step: int, messages: list[dict[str, Any]],
+                      trace: Trace) -> ModelReply:
+        reply = self.model.complete(messages, self.tools, purpose="planner", turn=turn)
+        record_usage(trace, reply)
+        self._record_reply(turn, step, reply, trace)
+        return reply
 
     def _play_turn(self, turn: int, history: list[dict[str, Any]], trace: Trace) -> str:
         made: Counter[tuple[str, str]] = Counter()
         for step in range(self.step_limit):
             planned_revision = self.memory.revision
-            reply = self.model.complete([self._system(), *history], self.tools,
-                                        purpose="planner", turn=turn)
-            record_usage(trace, reply)
-            history.append(reply.assistant_message())
-            self._record_reply(turn, step, reply, trace)
+            reply = self._ask(turn, step, history, trace)
             if reply.finish_reason == TRUNCATED:
                 raise AgentError("output_truncated", f"turn {turn} step {step}: the reply was "
                                  "cut off at the token limit", turn)
@@ -193,6 +217,13 @@ class Agent:
             input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
             cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
             finish_reason=reply.finish_reason))
+
+
+def _empty(reply: ModelReply) -> bool:
+    """Neither text nor a tool call (a reply cut off at the token limit is not empty: it is
+    ``output_truncated``)."""
+    return (not reply.tool_calls and not (reply.content or "").strip()
+            and reply.finish_reason != TRUNCATED)
 
 
 def _canonical_arguments(arguments: str) -> str:

@@ -158,6 +158,7 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
         sandbox=sandbox,
         step_limit=max(spec.step_limit, spec.scenario.step_limit or 0),
         memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
+        adaptation=(spec.model.route or resolve_route(spec.model.name)).agent_adaptation,
     )
     trace = Trace()
     before = sandbox.snapshot()

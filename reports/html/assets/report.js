@@ -158,6 +158,11 @@
       add(box, el("span", "who", at + "← " + ev.tool_name));
       if (ev.tool_error) { add(box, el("span", "mark refused", "error: " + ev.tool_error)); }
       add(box, el("pre", null, pretty(ev.result)));
+    } else if (ev.kind === "nudge") {
+      box = add(parent, el("div", "ev nudge"));
+      add(box, el("span", "who", at + "harness"));
+      add(box, el("span", "mark refused", "an empty reply: asked again"));
+      add(box, el("span", "text", ev.content || ""));
     } else if (ev.kind === "memory_update") {
       box = add(parent, el("div", "ev memory_update"));
       add(box, el("span", "who", at + "memory update r" + (ev.state_revision === undefined ? "?" : ev.state_revision)));

@@ -577,3 +577,24 @@ def test_tau2_info_takes_the_simulator_from_the_recorded_grid_and_repeat_0s_seed
     rows[0]["seed"] = 99  # the repeats disagree on repeat 0's seed: unknown, not guessed
     assert tau2_info(rows, None, "p", "retail")["seed"] is None
     assert tau2_info(rows, None, "p", "retail")["user_info"]["llm_args"] is None
+
+
+def test_the_export_leaves_out_an_empty_reply_the_harness_nudged() -> None:
+    from pipeline.interop.tau2_export import messages
+
+    def event(kind: str, **values: Any) -> dict[str, Any]:
+        return {"kind": kind, "content": None, "tool_call_id": None, "tool_name": None,
+                "arguments": None, "result": None, "tool_error": None, "blocked": False,
+                **values}
+
+    events = [event("user_message", content="Где заказ?"),
+              event("assistant_message"),
+              event("tool_call", tool_call_id="c1", tool_name="get_order", arguments="{}"),
+              event("tool_result", tool_call_id="c1", tool_name="get_order", result="{}"),
+              event("assistant_message"),
+              event("nudge", content="Now reply to the user in plain text."),
+              event("assistant_message", content="В пути.")]
+    out = messages(events)
+    assert [(m["role"], m.get("content")) for m in out] == [
+        ("user", "Где заказ?"), ("assistant", None), ("tool", "{}"), ("assistant", "В пути.")]
+    assert out[1]["tool_calls"][0]["name"] == "get_order"

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from pipeline.catalog import load_domain
 from pipeline.errors import AgentError
 from pipeline.local import local_model
-from pipeline.local.adapter import ADAPTER_ID
+from pipeline.local.adapter import ADAPTER_ID, LOCAL_AGENT
 from pipeline.models.client import LiteLLMClient
 from pipeline.models.providers import resolve_route
 from pipeline.sweep.grid import ModelConfig
@@ -43,7 +43,7 @@ def test_health_models_and_a_completion_report_provenance_and_usage(local_server
     assert status == 200
     assert body["model"] == SHA
     assert body["system_fingerprint"].startswith("xllamacpp-2026.10.11549;template-sha256:")
-    assert body["system_fingerprint"].endswith(f"adapter:{ADAPTER_ID}")
+    assert body["system_fingerprint"].endswith(f"adapter:{ADAPTER_ID};agent:{LOCAL_AGENT.name}")
     assert body["usage"]["prompt_tokens"] > 0 and body["usage"]["completion_tokens"] > 0
 
 
