@@ -13,14 +13,15 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
 judgments tables. v6: checks.counted, trials.reward_basis and
 nl_assertions. v7: comparisons.pass_rate_delta, interval_low and interval_high are nullable
 (unknown when no paired trial is complete). v8: trials.passed is also null for a complete
-trial when a check raised, a checks row of kind ``check_error`` (no new column). Files of older
+trial when a check raised, a checks row of kind ``check_error`` (no new column). v9: events of
+kind ``nudge`` (the local models' agent adaptation; no new column). Files of older
 versions are read on: their missing columns are null (the readers derive ``blocked`` from the
 v2 error text)."""
 
@@ -48,7 +49,7 @@ EventKind = Literal[
     "user_message", "memory_update", "assistant_message", "tool_call", "tool_result", "nudge"
 ]
 """``nudge``: the agent asked the model once more after an empty reply (the local models'
-adaptation, ``pipeline.trace.Nudge``); written since schema v8, no column of its own."""
+adaptation, ``pipeline.trace.Nudge``); written since schema v9, no column of its own."""
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 
