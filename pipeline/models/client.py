@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.models.config import ModelConfig
+from pipeline.models.litellm_overhead import quiet_call
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
 from pipeline.util.redact import redact
@@ -178,8 +179,9 @@ class LiteLLMClient:
             refuse_if_forbidden(litellm, route.litellm_model, kwargs)
             started = time.perf_counter()
             try:
-                response = litellm.completion(model=route.litellm_model, messages=messages,
-                                              num_retries=0, **kwargs)
+                with quiet_call(litellm, kwargs):
+                    response = litellm.completion(model=route.litellm_model,
+                                                  messages=messages, num_retries=0, **kwargs)
             except Exception as exc:  # classified below; anything unknown re-raises
                 raise classify(litellm, exc, provider) from exc
             latency_ms = (time.perf_counter() - started) * 1000
