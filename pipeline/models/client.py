@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.models.config import ModelConfig
-from pipeline.models.litellm_overhead import quiet_call
+from pipeline.models.litellm_overhead import pricing_options, quiet_call
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
 from pipeline.util.redact import redact
@@ -172,6 +172,7 @@ class LiteLLMClient:
         if self._timeout is None:
             self._timeout = call_timeout(prepared.timeout_s or DEFAULT_CALL_TIMEOUT_S)
         kwargs["timeout"] = self._timeout
+        kwargs.update(pricing_options(litellm, route.litellm_model, kwargs))
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}

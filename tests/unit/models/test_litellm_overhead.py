@@ -1,6 +1,6 @@
 """LiteLLM's bookkeeping nobody reads, switched off through its real HTTP path: no success-logging
-work handed to its thread pool per call, and the cost we record still only the provider's own
-report."""
+work handed to its thread pool per call, no price search for an unpriced model, and the cost we
+record still only the provider's own report."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.models import litellm_overhead
 from pipeline.models.client import LiteLLMClient, litellm_module
 from pipeline.models.config import ModelConfig
 from pipeline.reference.reference import SCRIPT_KEY
@@ -69,6 +70,44 @@ def test_a_configured_callback_is_still_called(litellm: Any, server: ServerHandl
     assert reference_client(server).complete(USER, None).content == "done."
     assert called.wait(timeout=10), "the user's success callback never ran"
     assert submitted, "LiteLLM logs through its thread pool when a callback is configured"
+
+
+def test_an_unpriced_model_is_priced_at_zero_without_a_search(
+        litellm: Any, server: ServerHandle, monkeypatch: pytest.MonkeyPatch) -> None:
+    responses: list[Any] = []
+    real = litellm.completion
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        responses.append(real(*args, **kwargs))
+        return responses[-1]
+
+    monkeypatch.setattr(litellm, "completion", spying)
+    reply = reference_client(server).complete(USER, None)
+    (response,) = responses
+    # LiteLLM priced it from the per-call zero price; its table search would have failed (None)
+    assert response._hidden_params["response_cost"] == 0.0
+    assert reply.cost_usd is None  # the provider reported no cost: none recorded
+    assert all("cost_per_token" not in key for key in server.received[-1])  # never sent
+
+
+def test_the_price_table_is_read_once_per_model(litellm: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    looked_up: list[str] = []
+    real = litellm.get_model_info
+
+    def counting(model: str, *args: Any, **kwargs: Any) -> Any:
+        looked_up.append(model)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(litellm, "get_model_info", counting)
+    monkeypatch.setattr(litellm_overhead, "_priced", {})
+    for _ in range(3):
+        assert litellm_overhead.pricing_options(litellm, "openai/golden", {}) == \
+            litellm_overhead.ZERO_PRICE
+        assert litellm_overhead.pricing_options(litellm, "openai/gpt-4o-mini", {}) == {}
+    assert sorted(looked_up) == ["openai/golden", "openai/gpt-4o-mini"]
+    assert litellm_overhead.pricing_options(  # a call that prices the model itself
+        litellm, "openai/golden", {"input_cost_per_token": 1e-6}) == {}
 
 
 # --- the recorded cost: the provider's report, and nothing else --------------------------------
