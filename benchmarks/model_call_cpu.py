@@ -1,11 +1,13 @@
 """CPU per model call through LiteLLM: `.venv/bin/python benchmarks/model_call_cpu.py`
 
-``--calls`` (default 300) sequential ``LiteLLMClient.complete`` calls of ``reference-http/golden``
-(LiteLLM's real OpenAI path) against the reference HTTP server, run in its own process on
-127.0.0.1 so that its CPU is not counted. Reported: user+sys CPU of this process per call (every
-thread, LiteLLM's logging threads included, drained before reading), and wall time per call.
-The first ``--warmup`` calls (LiteLLM's import, first connection) are not counted. On a shared
-machine, CPU per call is the figure to compare; wall time depends on the load.
+``--calls`` (default 300) ``LiteLLMClient.complete`` calls of ``reference-http/golden`` (LiteLLM's
+real OpenAI path) from ``--threads`` threads (default 1: one after the other; a Ray worker runs
+many trial threads) against the reference HTTP server, run in its own process on 127.0.0.1 so
+that its CPU is not counted. Reported: user+sys CPU of this process per call (every thread,
+LiteLLM's logging threads included, drained before reading), wall time per call, and how many
+logging threads LiteLLM had started. The first ``--warmup`` calls (LiteLLM's import, the first
+connection) are not counted. On a shared machine, CPU per call is the figure to compare; wall
+time depends on the load.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import json
 import resource
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +66,7 @@ def _drain_logging() -> None:
     executor.shutdown(wait=True)
 
 
-def measure(calls: int, warmup: int) -> dict[str, Any]:
+def measure(calls: int, warmup: int, threads: int) -> dict[str, Any]:
     server = subprocess.Popen([sys.executable, "-c", SERVER_CODE], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     try:
@@ -72,32 +76,38 @@ def measure(calls: int, warmup: int) -> dict[str, Any]:
         for _ in range(warmup):
             client.complete(messages, tools)
         cpu, wall = cpu_s(), time.perf_counter()
-        for _ in range(calls):
-            reply = client.complete(messages, tools)
+        with ThreadPoolExecutor(threads) as pool:
+            replies = list(pool.map(lambda _: client.complete(messages, tools), range(calls)))
         wall = time.perf_counter() - wall
+        logging_threads = sum(t.name.startswith("litellm-logging")
+                              for t in threading.enumerate())
         _drain_logging()
         cpu = cpu_s() - cpu
     finally:
         server.terminate()
         server.wait(timeout=10)
-    assert reply.tool_calls and reply.input_tokens, "the reference server did not answer"
-    return {"calls": calls, "cpu_ms_per_call": 1000 * cpu / calls,
-            "wall_ms_per_call": 1000 * wall / calls, "cost_usd": reply.cost_usd}
+    assert all(r.tool_calls and r.input_tokens for r in replies), "a call was not answered"
+    return {"calls": calls, "threads": threads, "litellm_logging_threads": logging_threads,
+            "cpu_ms_per_call": 1000 * cpu / calls, "wall_ms_per_call": 1000 * wall / calls,
+            "cost_usd": sorted({r.cost_usd for r in replies}, key=str)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    result = measure(args.calls, args.warmup)
+    result = measure(args.calls, args.warmup, args.threads)
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{result['calls']} calls of reference-http/golden through LiteLLM: "
+    print(f"{result['calls']} calls of reference-http/golden through LiteLLM from "
+          f"{result['threads']} thread(s): "
           f"{result['cpu_ms_per_call']:.2f} ms CPU (user+sys) per call, "
-          f"{result['wall_ms_per_call']:.2f} ms wall per call")
+          f"{result['wall_ms_per_call']:.2f} ms wall per call; "
+          f"{result['litellm_logging_threads']} LiteLLM logging threads")
 
 
 if __name__ == "__main__":
