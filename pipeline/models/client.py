@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.models.config import ModelConfig
+from pipeline.models.litellm_overhead import pricing_options, quiet_call
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
 from pipeline.util.redact import redact
@@ -98,6 +99,44 @@ def litellm_module() -> Any:
     return _litellm
 
 
+@dataclass(frozen=True)
+class CallOptions:
+    """A client's options for every call, merged once (``LiteLLMClient.options``): the call
+    tag, tools and LiteLLM's own options are added per call."""
+
+    route: ModelRoute
+    provider: ModelProvider
+    options: dict[str, Any]
+    """Generation params, the route's options and ``call_params``, without ``metadata`` and
+    ``extra_body``."""
+    metadata: dict[str, Any]
+    extra_body: dict[str, Any] | None
+    timeout_s: float | None
+    """The call's total time limit as configured (the options' ``timeout``, else the
+    route's), None for ``DEFAULT_CALL_TIMEOUT_S``."""
+
+    @classmethod
+    def of(cls, model: ModelConfig, call_params: Mapping[str, Any]) -> CallOptions:
+        route = model.route or resolve_route(model.name)
+        options: dict[str, Any] = {**model.generation_params(), **route.call_params,
+                                   **call_params}
+        metadata = options.pop("metadata", None) or {}
+        extra_body = options.pop("extra_body") if "extra_body" in options else None
+        timeout_s = options.get("timeout") or route.timeout_s
+        return cls(route, provider_for(model.name), options, metadata, extra_body, timeout_s)
+
+    def for_call(self, tag: dict[str, Any], tools: list[dict[str, Any]] | None
+                 ) -> dict[str, Any]:
+        """One call's options: fresh dicts where the call tag goes, so calls share nothing a
+        callee could change."""
+        kwargs = {**self.options, "metadata": {**self.metadata, CALL_TAG_KEY: tag}}
+        if self.extra_body is not None:
+            kwargs["extra_body"] = {**self.extra_body, CALL_TAG_KEY: tag}
+        if tools:
+            kwargs["tools"] = tools
+        return kwargs
+
+
 @dataclass
 class LiteLLMClient:
     """Every call of one trial, planner and memory alike, with the model's generation params
@@ -105,30 +144,35 @@ class LiteLLMClient:
 
     model: ModelConfig
     call_params: dict[str, Any] = field(default_factory=dict)
-    """Per-call options (api_base, timeout, a provider's per-trial options...)."""
+    """Per-call options (api_base, timeout, a provider's per-trial options...): read once, at
+    the first call (``options``)."""
+    _options: CallOptions | None = field(default=None, init=False, repr=False, compare=False)
+    _timeout: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def route(self) -> ModelRoute:
         return self.model.route or resolve_route(self.model.name)
 
+    @property
+    def options(self) -> CallOptions:
+        """The options of every call, merged at the first call (a client serves one trial)."""
+        if self._options is None:
+            self._options = CallOptions.of(self.model, self.call_params)
+        return self._options
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  purpose: CallPurpose = "planner", turn: int = 0,
                  response_schema: dict[str, Any] | None = None) -> ModelReply:
-        route = self.route
-        provider = provider_for(self.model.name)
-        kwargs: dict[str, Any] = {**self.model.generation_params(), **route.call_params,
-                                  **self.call_params}
-        tag = {"purpose": purpose, "turn": turn}
-        kwargs["metadata"] = {**kwargs.get("metadata", {}), CALL_TAG_KEY: tag}
-        if "extra_body" in kwargs:
-            kwargs["extra_body"] = {**kwargs["extra_body"], CALL_TAG_KEY: tag}
-        if tools:
-            kwargs["tools"] = tools
+        prepared = self.options
+        route, provider = prepared.route, prepared.provider
+        kwargs = prepared.for_call({"purpose": purpose, "turn": turn}, tools)
         if provider.answers_in_process:
             return _answer_in_process(provider, route, messages, kwargs, self.model.name)
         litellm = litellm_module()
-        kwargs["timeout"] = call_timeout(kwargs.pop("timeout", None) or route.timeout_s
-                                         or DEFAULT_CALL_TIMEOUT_S)
+        if self._timeout is None:
+            self._timeout = call_timeout(prepared.timeout_s or DEFAULT_CALL_TIMEOUT_S)
+        kwargs["timeout"] = self._timeout
+        kwargs.update(pricing_options(litellm, route.litellm_model, kwargs))
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}
@@ -136,10 +180,11 @@ class LiteLLMClient:
             refuse_if_forbidden(litellm, route.litellm_model, kwargs)
             started = time.perf_counter()
             try:
-                response = litellm.completion(model=route.litellm_model, messages=messages,
-                                              num_retries=0, **kwargs)
+                with quiet_call(litellm, kwargs):
+                    response = litellm.completion(model=route.litellm_model,
+                                                  messages=messages, num_retries=0, **kwargs)
             except Exception as exc:  # classified below; anything unknown re-raises
-                raise classify(litellm, exc, provider_for(self.model.name)) from exc
+                raise classify(litellm, exc, provider) from exc
             latency_ms = (time.perf_counter() - started) * 1000
         return parse_response(response, latency_ms)
 

@@ -34,3 +34,31 @@ def test_a_redactor_reads_the_environment_once_and_redacts_as_redact_does(
     scrub = redactor()
     text = "key canary-0123456789, header Bearer abcdefghijkl, sk-abcdefghijklmnop"
     assert scrub(text) == redact(text) and "canary-0123456789" not in scrub(text)
+
+
+def test_the_environment_is_scanned_once_and_again_only_after_a_change(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.util import redact as module
+
+    scans: list[int] = []
+    real = module._scan_env
+
+    def counting() -> list[str]:
+        scans.append(1)
+        return real()
+
+    monkeypatch.setattr(module, "_scan_env", counting)
+    monkeypatch.setattr(module, "_secrets", None)
+    for _ in range(50):
+        assert redact("nothing secret here") == "nothing secret here"
+    assert len(scans) == 1
+
+    monkeypatch.setenv("LATER_API_KEY", "added-later-0123456789")  # a key added later
+    assert redact("x added-later-0123456789 y") == f"x {MASK} y"
+    monkeypatch.setenv("LATER_API_KEY", "rotated-0123456789")  # the same key, a new value
+    assert redact("rotated-0123456789") == MASK
+    monkeypatch.delenv("LATER_API_KEY")  # gone, and another of the same size in its place
+    monkeypatch.setenv("OTHER_API_KEY", "replaced-0123456789")
+    assert redact("replaced-0123456789") == MASK
+    assert len(scans) == 4
+    assert redact("still nothing") == "still nothing" and len(scans) == 4
