@@ -1,7 +1,8 @@
 """Run trials on Ray with a bounded number in flight; retries and results stream to callbacks.
 
 Ray is imported lazily. A local Ray is started unless an address is given (``--ray-address``
-or ``RAY_ADDRESS``); see pipeline.runtime.hygiene for how its processes are kept on loopback.
+or ``RAY_ADDRESS``) with only the processes a run uses (pipeline.runtime.local_ray); see
+pipeline.runtime.hygiene for how its processes are kept on loopback.
 
 Where things happen:
 
@@ -40,7 +41,8 @@ from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
-from pipeline.runtime.hygiene import RAY_START_PROXY, WORKER_ENV
+from pipeline.runtime.hygiene import WORKER_ENV
+from pipeline.runtime.local_ray import start_node, stop_node
 from pipeline.runtime.phases import mark
 from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
@@ -307,6 +309,9 @@ def head_was_lost() -> None:
 _head_lost = False
 """The connected Ray lost its head during this session (pipeline.execution.head)."""
 
+_local_node: Any = None
+"""The local Ray this process started (pipeline.runtime.local_ray), stopped with the session."""
+
 _cluster_is_ours = True
 """Whether the connected Ray was started by this process (ray_session): its workers die with
 it. A cluster we only joined outlives the run, and its workers stay warm."""
@@ -349,6 +354,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         if not _head_lost:
             shutdown_pool(keep_warm=True)
         ray.shutdown()
+        _stop_local_node()
 
 
 class RayStartError(RuntimeError):
@@ -357,22 +363,25 @@ class RayStartError(RuntimeError):
 
 def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,
           common: dict[str, Any]) -> None:
+    global _local_node
     if address:
         ray.init(address=address, namespace=WARM_NAMESPACE, **common)
-    else:
-        saved = {k: os.environ.get(k) for k in RAY_START_PROXY}
-        os.environ.update(RAY_START_PROXY)
-        try:
-            ray.init(num_cpus=num_cpus, include_dashboard=False,
-                     object_store_memory=object_store_bytes,
-                     _temp_dir=os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"),
-                     **common)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        return
+    node = start_node(num_cpus, object_store_bytes,
+                      os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"))
+    try:
+        ray.init(address=node.address, **common)
+    except BaseException:
+        stop_node(node)
+        raise
+    _local_node = node
+
+
+def _stop_local_node() -> None:
+    global _local_node
+    if _local_node is not None:
+        node, _local_node = _local_node, None
+        stop_node(node)
 
 
 def _is_loopback(address: str) -> bool:
