@@ -224,17 +224,23 @@ def _main(
 @app.command()
 def up(
     cpus: Annotated[int | None, typer.Option(min=1, help="CPUs for trials. Default: all.")] = None,
+    dashboard: Annotated[bool, typer.Option(
+        "--dashboard", help="Also start Ray's dashboard on 127.0.0.1 (needs ray[default]).")
+    ] = False,
 ) -> None:
     """Start a local Ray head and a Prefect server for AGENTSWEEP_HOME; later runs attach."""
     from pipeline.runtime import stack
     try:
-        state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False))
+        state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False),
+                         dashboard=dashboard)
     except stack.StackError as exc:
         _fail(str(exc))
     console.print("starting trial workers (they stay warm for later runs)")
     _prewarm(state.ray_address)
     console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url}, Prefect UI "
                   f"{state.prefect_ui_url} (`agentsweep down` stops them)", markup=False)
+    if state.ray_dashboard_url:
+        console.print(f"Ray dashboard {state.ray_dashboard_url}", markup=False)
 
 
 def _prewarm(address: str) -> None:

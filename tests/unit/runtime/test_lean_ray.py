@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from helpers.ray_processes import LEAN, kind_of, node_processes
 
+from pipeline.runtime.local_ray import LEAN_START_FLAGS
+from pipeline.runtime.stack import _dashboard_flags
+
 REPO = Path(__file__).resolve().parents[3]
 
 PROBE = """
@@ -65,3 +68,13 @@ def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: s
         time.sleep(0.2)
     assert not node_processes(ray_temp), "the run's Ray outlived it"
 
+
+def test_the_stacks_ray_head_is_started_as_lean_unless_the_dashboard_is_asked_for() -> None:
+    lean = _dashboard_flags(None)
+    assert {"--no-monitor", "--include-log-monitor=false", "--include-dashboard=false"} <= set(lean)
+    assert any(flag.startswith("--system-config=") and "prestart_worker_first_driver" in flag
+               for flag in lean)
+    with_ui = _dashboard_flags(8266)
+    assert "--include-dashboard=true" in with_ui and "--include-dashboard=false" not in with_ui
+    assert {"--dashboard-host=127.0.0.1", "--dashboard-port=8266"} <= set(with_ui)
+    assert set(LEAN_START_FLAGS) - {"--include-dashboard=false"} <= set(with_ui)
