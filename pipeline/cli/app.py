@@ -247,12 +247,12 @@ def _prewarm(address: str) -> None:
     """Start the warm worker pool a run with default settings will use."""
     import math
 
-    from pipeline.execution.executor import cpu_slots, ray_session, worker_pool
+    from pipeline.execution.executor import default_workers, ray_session, worker_pool
     from pipeline.sweep.config import SweepConfig
 
     in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
     with ray_session(address) as ray:
-        size = max(1, min(len(cpu_slots(ray)), in_flight))
+        size = max(1, min(default_workers(ray), in_flight))
         worker_pool(ray, size, math.ceil(in_flight / size)).alive()
 
 

@@ -6,10 +6,12 @@ pipeline.runtime.hygiene for how its processes are kept on loopback.
 
 Where things happen:
 
-- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, each
-  pinned softly to a node so that every node gets its share), each running up to
-  ``ceil(max_in_flight / workers)`` trials at once in threads: a trial mostly waits on its
-  model, so a CPU's worth of process serves many trials.
+- **Workers** are threaded Ray actors (``TrialWorker``, one per node of the cluster by default,
+  each pinned softly to its node), each running up to ``ceil(max_in_flight / workers)`` trials
+  at once in threads: a trial mostly waits on its model, so one process serves many trials,
+  and every further process costs its own interpreter and imports (with LiteLLM ~360 MiB a
+  process). ``ExecuteOptions.workers`` asks for more (CPU-bound work, the in-process
+  reference models, is held to one core by a process's GIL), spread over the nodes by CPUs.
 - **Retries live on the driver.** Every finished attempt is settled by ``RetryBook``: an
   infrastructure failure is re-submitted after the policy's backoff (Retry-After honoured),
   possibly to another worker; a worker that dies mid-trial is replaced and its trials come
@@ -98,7 +100,7 @@ class ExecuteOptions:
     endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
     """Per-node call options of models served by node services (pipeline.execution.services)."""
     workers: int | None = None
-    """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
+    """Worker actors; default one per node of the cluster (at most ``max_in_flight``)."""
     seed: int | None = None
     """Seed of the retry jitter."""
     on_outage: Callable[[str], None] | None = None
@@ -162,6 +164,12 @@ class TrialWorker:
         return os.getpid()
 
 
+def default_workers(ray: Any) -> int:
+    """Worker actors when none are asked for: one per alive node with a CPU."""
+    return max(1, sum(1 for node in ray.nodes()
+                      if node.get("Alive") and node["Resources"].get("CPU", 0) >= 1))
+
+
 def cpu_slots(ray: Any) -> list[str]:
     """One entry per CPU of the cluster's alive nodes (node ids), the nodes interleaved."""
     per_node = [[node["NodeID"]] * int(node["Resources"].get("CPU", 0))
@@ -175,7 +183,8 @@ WARM_PREFIX = "agentsweep-worker-"
 
 
 class WorkerPool:
-    """The TrialWorker actors, one per CPU slot, pinned (softly) to the slot's node; a dead one
+    """The TrialWorker actors, each pinned (softly) to the node of a CPU slot (the nodes taken in
+    turn, so that workers beyond one per node go to the nodes with more CPUs); a dead one
     is replaced. Kept across ``execute`` calls of one Ray session (imports are paid once). It
     reserves a token 0.01 CPU per actor: with none, placement on a two-node cluster was seen to
     put every actor on one node despite the soft affinity.
@@ -427,7 +436,7 @@ class _Execution:
                               rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
-        size = options.workers or len(cpu_slots(ray))
+        size = options.workers or default_workers(ray)
         size = max(1, min(size, max_in_flight))
         mark("starting workers")
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
