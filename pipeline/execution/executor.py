@@ -380,7 +380,7 @@ def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_byte
                       os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"))
     try:
         ray.init(address=node.address, **common)
-    except BaseException:
+    except BaseException:  # Ctrl-C included: a node nobody joined must not outlive the call
         stop_node(node)
         raise
     _local_node = node
