@@ -224,29 +224,35 @@ def _main(
 @app.command()
 def up(
     cpus: Annotated[int | None, typer.Option(min=1, help="CPUs for trials. Default: all.")] = None,
+    dashboard: Annotated[bool, typer.Option(
+        "--dashboard", help="Also start Ray's dashboard on 127.0.0.1 (needs ray[default]).")
+    ] = False,
 ) -> None:
     """Start a local Ray head and a Prefect server for AGENTSWEEP_HOME; later runs attach."""
     from pipeline.runtime import stack
     try:
-        state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False))
+        state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False),
+                         dashboard=dashboard)
     except stack.StackError as exc:
         _fail(str(exc))
     console.print("starting trial workers (they stay warm for later runs)")
     _prewarm(state.ray_address)
     console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url}, Prefect UI "
                   f"{state.prefect_ui_url} (`agentsweep down` stops them)", markup=False)
+    if state.ray_dashboard_url:
+        console.print(f"Ray dashboard {state.ray_dashboard_url}", markup=False)
 
 
 def _prewarm(address: str) -> None:
     """Start the warm worker pool a run with default settings will use."""
     import math
 
-    from pipeline.execution.executor import cpu_slots, ray_session, worker_pool
+    from pipeline.execution.executor import default_workers, ray_session, worker_pool
     from pipeline.sweep.config import SweepConfig
 
     in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
     with ray_session(address) as ray:
-        size = max(1, min(len(cpu_slots(ray)), in_flight))
+        size = max(1, min(default_workers(ray), in_flight))
         worker_pool(ray, size, math.ceil(in_flight / size)).alive()
 
 

@@ -1,14 +1,17 @@
 """Run trials on Ray with a bounded number in flight; retries and results stream to callbacks.
 
 Ray is imported lazily. A local Ray is started unless an address is given (``--ray-address``
-or ``RAY_ADDRESS``); see pipeline.runtime.hygiene for how its processes are kept on loopback.
+or ``RAY_ADDRESS``) with only the processes a run uses (pipeline.runtime.local_ray); see
+pipeline.runtime.hygiene for how its processes are kept on loopback.
 
 Where things happen:
 
-- **Workers** are threaded Ray actors (``TrialWorker``, one per CPU of the cluster, each
-  pinned softly to a node so that every node gets its share), each running up to
-  ``ceil(max_in_flight / workers)`` trials at once in threads: a trial mostly waits on its
-  model, so a CPU's worth of process serves many trials.
+- **Workers** are threaded Ray actors (``TrialWorker``, one per node of the cluster by default,
+  each pinned softly to its node), each running up to ``ceil(max_in_flight / workers)`` trials
+  at once in threads: a trial mostly waits on its model, so one process serves many trials,
+  and every further process costs its own interpreter and imports (with LiteLLM ~360 MiB a
+  process). ``ExecuteOptions.workers`` asks for more (CPU-bound work, the in-process
+  reference models, is held to one core by a process's GIL), spread over the nodes by CPUs.
 - **Retries live on the driver.** Every finished attempt is settled by ``RetryBook``: an
   infrastructure failure is re-submitted after the policy's backoff (Retry-After honoured),
   possibly to another worker; a worker that dies mid-trial is replaced and its trials come
@@ -40,7 +43,8 @@ from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
-from pipeline.runtime.hygiene import RAY_START_PROXY, WORKER_ENV
+from pipeline.runtime.hygiene import WORKER_ENV
+from pipeline.runtime.local_ray import start_node, stop_node
 from pipeline.runtime.phases import mark
 from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
@@ -96,7 +100,7 @@ class ExecuteOptions:
     endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
     """Per-node call options of models served by node services (pipeline.execution.services)."""
     workers: int | None = None
-    """Worker actors; default one per CPU of the cluster (at most ``max_in_flight``)."""
+    """Worker actors; default one per node of the cluster (at most ``max_in_flight``)."""
     seed: int | None = None
     """Seed of the retry jitter."""
     on_outage: Callable[[str], None] | None = None
@@ -160,6 +164,12 @@ class TrialWorker:
         return os.getpid()
 
 
+def default_workers(ray: Any) -> int:
+    """Worker actors when none are asked for: one per alive node with a CPU."""
+    return max(1, sum(1 for node in ray.nodes()
+                      if node.get("Alive") and node["Resources"].get("CPU", 0) >= 1))
+
+
 def cpu_slots(ray: Any) -> list[str]:
     """One entry per CPU of the cluster's alive nodes (node ids), the nodes interleaved."""
     per_node = [[node["NodeID"]] * int(node["Resources"].get("CPU", 0))
@@ -173,7 +183,8 @@ WARM_PREFIX = "agentsweep-worker-"
 
 
 class WorkerPool:
-    """The TrialWorker actors, one per CPU slot, pinned (softly) to the slot's node; a dead one
+    """The TrialWorker actors, each pinned (softly) to the node of a CPU slot (the nodes taken in
+    turn, so that workers beyond one per node go to the nodes with more CPUs); a dead one
     is replaced. Kept across ``execute`` calls of one Ray session (imports are paid once). It
     reserves a token 0.01 CPU per actor: with none, placement on a two-node cluster was seen to
     put every actor on one node despite the soft affinity.
@@ -307,6 +318,9 @@ def head_was_lost() -> None:
 _head_lost = False
 """The connected Ray lost its head during this session (pipeline.execution.head)."""
 
+_local_node: Any = None
+"""The local Ray this process started (pipeline.runtime.local_ray), stopped with the session."""
+
 _cluster_is_ours = True
 """Whether the connected Ray was started by this process (ray_session): its workers die with
 it. A cluster we only joined outlives the run, and its workers stay warm."""
@@ -349,6 +363,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         if not _head_lost:
             shutdown_pool(keep_warm=True)
         ray.shutdown()
+        _stop_local_node()
 
 
 class RayStartError(RuntimeError):
@@ -357,22 +372,25 @@ class RayStartError(RuntimeError):
 
 def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,
           common: dict[str, Any]) -> None:
+    global _local_node
     if address:
         ray.init(address=address, namespace=WARM_NAMESPACE, **common)
-    else:
-        saved = {k: os.environ.get(k) for k in RAY_START_PROXY}
-        os.environ.update(RAY_START_PROXY)
-        try:
-            ray.init(num_cpus=num_cpus, include_dashboard=False,
-                     object_store_memory=object_store_bytes,
-                     _temp_dir=os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"),
-                     **common)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        return
+    node = start_node(num_cpus, object_store_bytes,
+                      os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"))
+    try:
+        ray.init(address=node.address, **common)
+    except BaseException:  # Ctrl-C included: a node nobody joined must not outlive the call
+        stop_node(node)
+        raise
+    _local_node = node
+
+
+def _stop_local_node() -> None:
+    global _local_node
+    if _local_node is not None:
+        node, _local_node = _local_node, None
+        stop_node(node)
 
 
 def _is_loopback(address: str) -> bool:
@@ -418,7 +436,7 @@ class _Execution:
                               rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
-        size = options.workers or len(cpu_slots(ray))
+        size = options.workers or default_workers(ray)
         size = max(1, min(size, max_in_flight))
         mark("starting workers")
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))

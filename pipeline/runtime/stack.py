@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
+from pipeline.runtime.local_ray import LEAN_START_FLAGS
 from pipeline.runtime.probe import port_answers
 from warehouse.atomic import write_text
 
@@ -46,6 +47,8 @@ class StackState:
     prefect_api_url: str
     prefect_session: int
     started_at: float
+    ray_dashboard_url: str | None = None
+    """Ray's dashboard, when the stack was started with one."""
 
     @property
     def prefect_ui_url(self) -> str:
@@ -83,13 +86,17 @@ def running(home: Path | None = None) -> StackState | None:
     return state if state is not None and state.ray_up() and state.prefect_up() else None
 
 
-def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: None
-       ) -> StackState:
-    """Start the stack of ``home`` (or return it when it already runs)."""
+def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: None,
+       dashboard: bool = False) -> StackState:
+    """Start the stack of ``home`` (or return it when it already runs). Its Ray head runs only
+    the processes runs use (pipeline.runtime.local_ray); ``dashboard`` adds Ray's dashboard
+    on loopback (it needs ``ray[default]``)."""
     home = home or agentsweep_home()
     current = running(home)
     if current is not None:
         return current
+    if dashboard:
+        _check_dashboard_installed()
     down(home)  # whatever is left of a stack that no longer answers
     # A half-migrated Prefect database would make the server hang: set aside first.
     prepare_prefect_home(Path(_prefect_env(home)["PREFECT_HOME"]))
@@ -99,9 +106,11 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     ray_port, prefect_port = _free_port(), _free_port()
     temp_dir = f"/tmp/agentsweep-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
     say("starting Ray head")
+    dashboard_port = _free_port() if dashboard else None
     ray = _spawn([str(Path(sys.executable).parent / "ray"), "start", "--block", "--head",
                   f"--node-ip-address={HOST}", f"--port={ray_port}",
-                  f"--num-cpus={cpus or os.cpu_count() or 1}", "--include-dashboard=false",
+                  f"--num-cpus={cpus or os.cpu_count() or 1}",
+                  *_dashboard_flags(dashboard_port),
                   f"--dashboard-agent-listen-port={_free_port()}",
                   f"--dashboard-agent-grpc-port={_free_port()}", "--disable-usage-stats",
                   f"--temp-dir={temp_dir}", "--object-store-memory=268435456"],
@@ -111,12 +120,36 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
                       "--host", HOST, "--port", str(prefect_port)],
                      folder / "prefect.log", _prefect_env(home))
     state = StackState(f"{HOST}:{ray_port}", temp_dir, ray, f"http://{HOST}:{prefect_port}/api",
-                       prefect, time.time())
+                       prefect, time.time(),
+                       f"http://{HOST}:{dashboard_port}" if dashboard_port else None)
     _write_state(folder, state)
     _wait(state, folder, started)
     say(f"stack up in {time.monotonic() - started:.1f} s: Ray {state.ray_address}, "
         f"Prefect {state.prefect_api_url} (UI {state.prefect_ui_url})")
     return state
+
+
+def _dashboard_flags(port: int | None) -> list[str]:
+    """Ray's dashboard on loopback at ``port``, or the lean head without it."""
+    if port is None:
+        return list(LEAN_START_FLAGS)
+    return [flag for flag in LEAN_START_FLAGS if not flag.startswith("--include-dashboard")] + [
+        "--include-dashboard=true", f"--dashboard-host={HOST}", f"--dashboard-port={port}"]
+
+
+def _check_dashboard_installed() -> None:
+    try:
+        import ray.dashboard.optional_deps  # noqa: F401
+    except ImportError as exc:
+        raise StackError(f"Ray's dashboard needs ray[default] ({exc}): install "
+                         f"'ray[default]=={_ray_version()}' in this environment, or start the "
+                         "stack without --dashboard") from exc
+
+
+def _ray_version() -> str:
+    from importlib.metadata import version
+
+    return version("ray")
 
 
 def down(home: Path | None = None) -> bool:

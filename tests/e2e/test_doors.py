@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import MEETING_SUITE, REPO
+from helpers.ray_processes import LEAN, kind_of, node_processes
 
 BIN = Path(sys.executable).parent
 SWAP_SPEC = REPO / "infra" / "sweeps" / "model_swap.yaml"
@@ -107,6 +108,18 @@ def _popen_flow(home: Path, module: str, *args: str) -> tuple[int, int, str, str
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=400)
     return proc.pid, proc.returncode, out, err
+
+
+@pytest.mark.slow
+def test_the_stacks_ray_head_runs_no_monitor_dashboard_or_idle_worker(
+        stack: tuple[Path, dict[str, Any]]) -> None:
+    _, state = stack
+    kinds = [kind_of(command) for command in node_processes(state["ray_temp_dir"]).values()]
+    assert LEAN <= set(kinds), kinds
+    assert not {"log monitor", "autoscaler monitor", "idle worker"} & set(kinds), kinds
+    extra = [kind for kind in kinds if kind not in LEAN | {"ray start wrapper"}]
+    assert extra and all(kind.startswith("ray::TrialWorker") for kind in extra), kinds
+    assert kinds.count("ray start wrapper") == 1
 
 
 @pytest.mark.slow

@@ -1,0 +1,83 @@
+"""A local Ray with only the processes a run uses.
+
+``ray.init()`` starts, beside the GCS server, the raylet and its two agents, an autoscaler
+monitor (nothing to scale on one machine), a log monitor (it streams worker output to drivers
+that ask for it: ours run with ``log_to_driver=False``) and one idle worker per CPU, prestarted
+for a first driver (trial workers are actors and start processes of their own): about 240 MiB
+for nothing (benchmarks/memory.py). ``ray.init`` has no switch for them; Ray's own ``Node``,
+with the ``RayParams`` that ``ray start --no-monitor --include-log-monitor=false`` sets, does,
+and a run then joins it as a driver the way ``ray.cluster_utils.Cluster`` does. A node started
+here shares the fate of this process like the one ``ray.init`` starts (the kernel's
+parent-death signal, Ray's reaper process).
+
+What stays (no switch turns them off in Ray 2.60): the dashboard head process (started by
+every head node; without ``include_dashboard`` it loads only its usage-stats module), the
+dashboard agent and the runtime-env agent (the raylet refuses to start without their
+commands, and dies with them).
+
+Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
+tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pipeline.runtime.hygiene import RAY_START_PROXY
+
+LEAN_SYSTEM_CONFIG: dict[str, Any] = {"prestart_worker_first_driver": False}
+"""No idle workers prestarted when the first driver connects."""
+
+LEAN_START_FLAGS = ("--include-dashboard=false", "--no-monitor", "--include-log-monitor=false",
+                    f"--system-config={json.dumps(LEAN_SYSTEM_CONFIG)}")
+"""The same node through ``ray start`` (``agentsweep up``)."""
+
+
+@contextmanager
+def proxied_environment() -> Iterator[None]:
+    """The dead loopback proxy in this process's environment while Ray's processes start
+    (pipeline.runtime.hygiene), restored afterwards."""
+    saved = {key: os.environ.get(key) for key in RAY_START_PROXY}
+    os.environ.update(RAY_START_PROXY)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:
+    """Start a head node on loopback with no dashboard, monitors or prestarted workers; join
+    it with ``ray.init(address=node.address)`` and end it with ``stop_node``."""
+    from ray._private.authentication.authentication_token_setup import (
+        enable_token_auth_by_default,
+        ensure_token_if_auth_enabled,
+    )
+    from ray._private.node import Node
+    from ray._private.parameter import RayParams
+
+    config = dict(LEAN_SYSTEM_CONFIG)
+    # Ray annotates include_log_monitor as a str but reads it as a flag (`ray start` passes a
+    # bool); dashboard_port None, as ray.init does: 8265 or the next free port.
+    params = RayParams(num_cpus=num_cpus, object_store_memory=object_store_bytes,
+                       temp_dir=temp_dir, include_dashboard=False,
+                       include_log_monitor=False,  # type: ignore[arg-type]
+                       no_monitor=True, _system_config=config, dashboard_port=None)
+    # What ray.init does before it starts a node: the token of RAY_AUTH_MODE=token.
+    enable_token_auth_by_default()
+    ensure_token_if_auth_enabled(config, create_token_if_missing=True)
+    with proxied_environment():
+        return Node(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
+                    ray_init_cluster=True)
+
+
+def stop_node(node: Any) -> None:
+    """Stop every process of a node started by ``start_node`` (gracefully first)."""
+    node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)

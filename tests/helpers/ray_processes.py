@@ -1,0 +1,65 @@
+"""The processes of one Ray node, by kind, read from /proc: what a lean node may run."""
+
+from __future__ import annotations
+
+import os
+
+KINDS = (  # (kind, a piece of its command line), first match wins
+    ("log monitor", "log_monitor.py"),
+    ("autoscaler monitor", "autoscaler/_private/monitor.py"),
+    ("dashboard", "dashboard/dashboard.py"),
+    ("dashboard agent", "ray::DashboardAgent"),
+    ("runtime-env agent", "ray::RuntimeEnvAgent"),
+    ("idle worker", "ray::IDLE"),
+    ("gcs_server", "gcs_server"),
+    ("raylet", "raylet/raylet"),
+    ("ray start wrapper", " start --block"),
+)
+
+LEAN = {"gcs_server", "raylet", "dashboard", "dashboard agent", "runtime-env agent"}
+"""What a node of pipeline.runtime.local_ray runs before any worker starts (Ray 2.60 starts
+the dashboard head and both agents whatever it is told)."""
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _children() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def node_processes(temp_dir: str) -> dict[int, str]:
+    """pid -> command line of every process naming ``temp_dir`` (the node's Ray temp dir) and
+    of their descendants (the raylet's agents and workers name nothing)."""
+    children = _children()
+    every = [pid for pids in children.values() for pid in pids]
+    found: dict[int, str] = {}
+    stack = [pid for pid in every if temp_dir in cmdline(pid)]
+    while stack:
+        pid = stack.pop()
+        if pid not in found:
+            found[pid] = cmdline(pid)
+            stack.extend(children.get(pid, []))
+    return found
+
+
+def kind_of(command: str) -> str:
+    for kind, piece in KINDS:
+        if piece in command:
+            return kind
+    return command[:80]

@@ -1,0 +1,80 @@
+"""The local Ray a run starts runs only the processes a run uses (pipeline.runtime.local_ray):
+no autoscaler monitor, no log monitor, no prestarted idle worker, the dashboard head with its
+usage-stats module only; and it still runs tasks, reports a worker's error to the driver and
+stops every process it started."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.ray_processes import LEAN, kind_of, node_processes
+
+from pipeline.runtime.local_ray import LEAN_START_FLAGS
+from pipeline.runtime.stack import _dashboard_flags
+
+REPO = Path(__file__).resolve().parents[3]
+
+PROBE = """
+import json, os, time
+from pipeline.runtime import hygiene
+hygiene.apply()
+from pipeline.execution.executor import ray_session
+from helpers.ray_processes import node_processes
+with ray_session(num_cpus=2, object_store_bytes=80 * 1024 * 1024) as ray:
+    time.sleep(3)  # a prestarted worker would be up by now
+    before = node_processes(os.environ["RAY_TMPDIR"])
+    @ray.remote
+    def fails():
+        raise ValueError("raised in a worker")
+    try:
+        ray.get(fails.remote())
+        error = ""
+    except Exception as exc:
+        error = str(exc)
+print(json.dumps({"before": before, "error": error}))
+"""
+
+
+@pytest.fixture
+def ray_temp() -> Iterator[str]:
+    path = tempfile.mkdtemp(prefix="asw-lean-", dir="/tmp")  # Ray's socket paths stay short
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "PREFECT"))}
+    env.update(RAY_TMPDIR=ray_temp, PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}")
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True,
+                          text=True, env=env, cwd=REPO, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    kinds = sorted(kind_of(command) for command in seen["before"].values())
+    assert set(kinds) == LEAN and len(kinds) == len(LEAN), kinds
+    dashboard = next(c for c in seen["before"].values() if kind_of(c) == "dashboard")
+    assert "--modules-to-load=UsageStatsHead" in dashboard  # the head, not the dashboard UI
+    assert "raised in a worker" in seen["error"]  # errors reach the driver without a log monitor
+    deadline = time.monotonic() + 10
+    while node_processes(ray_temp) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not node_processes(ray_temp), "the run's Ray outlived it"
+
+
+def test_the_stacks_ray_head_is_started_as_lean_unless_the_dashboard_is_asked_for() -> None:
+    lean = _dashboard_flags(None)
+    assert {"--no-monitor", "--include-log-monitor=false", "--include-dashboard=false"} <= set(lean)
+    assert any(flag.startswith("--system-config=") and "prestart_worker_first_driver" in flag
+               for flag in lean)
+    with_ui = _dashboard_flags(8266)
+    assert "--include-dashboard=true" in with_ui and "--include-dashboard=false" not in with_ui
+    assert {"--dashboard-host=127.0.0.1", "--dashboard-port=8266"} <= set(with_ui)
+    assert set(LEAN_START_FLAGS) - {"--include-dashboard=false"} <= set(with_ui)
