@@ -161,6 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else each keep-alive answer waits ~40 ms for a delayed ACK
     timeout = IDLE_TIMEOUT_S
+    path_model = ""
+    """The model the request's path names (Gemini's wire), "" when the body names it."""
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
@@ -188,8 +190,9 @@ class _Handler(BaseHTTPRequestHandler):
         decision = self.server.decide(profile)
         if self.server.stopping.wait(decision.delay_s):
             return
+        self.path_model = path_model
         if not self._inject(decision, profile, raw):
-            self._answer(raw, path_model)
+            self._answer(raw)
 
     def _inject(self, decision: FaultDecision, profile: FaultProfile, raw: bytes) -> bool:
         """Apply an injected fault; True when the request is done with."""
@@ -203,13 +206,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error(error)
         return decision.kind != "none"
 
-    def _answer(self, raw: bytes, path_model: str = "") -> None:
+    def _answer(self, raw: bytes) -> None:
         wire = self.server.wire
         try:
             body = json.loads(raw or b"null")
             if not isinstance(body, dict):
                 raise RequestError(400, "the request body must be a JSON object")
-            chat = wire.to_chat(body, path_model)
+            chat = wire.to_chat(body, self.path_model)
             self.server.record(chat)
             completion = chat_completion(chat, int(time.time()), self.server.plays)
             self._send_json(200, wire.from_chat(completion, cached_words(chat)))
