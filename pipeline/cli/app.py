@@ -477,13 +477,13 @@ def reference_server(
 
 
 def _reference_endpoint(wire: str, port: int) -> tuple[str, str]:
-    """The api_base of a reference server and how its golden model is reached."""
+    """The api_base of a reference server and how a sweep reaches its golden model."""
+    from pipeline.reference.reference import WIRE_OF_PROVIDER
     from pipeline.reference.wire import wire_named
 
     base = f"http://127.0.0.1:{port}{wire_named(wire).base_path}"
-    if wire == "openai":
-        return base, f"agentsweep run --model reference-http/golden --api-base {base}"
-    return base, f"LiteLLM: {wire}/golden with this api_base and the script in extra_body"
+    (provider,) = [p for p, w in WIRE_OF_PROVIDER.items() if w == wire]
+    return base, f"agentsweep run --model {provider}/golden --api-base {base}"
 
 
 @app.command(name="verify-suite")
