@@ -25,12 +25,13 @@ from pipeline.models.call_params import call_params_of
 from pipeline.models.client import LiteLLMClient
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
-from pipeline.reference.reference import SCRIPT_KEY, golden_script
+from pipeline.reference.reference import SCRIPT_KEY, WIRE_OF_PROVIDER, golden_script
 from pipeline.reference.server import FAULTS_HEADER, SERVED_VERSION, ServerHandle, start_server
 from pipeline.reference.wire import WIRE_NAMES, WireName
 from pipeline.scoring.check_ids import readable_check_id
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import TrialSpec
+from pipeline.sweep.preflight import check_reach
 from pipeline.sweep.stages import plan
 from pipeline.trial.run import RunContext, TrialResult, run_trial
 
@@ -233,6 +234,37 @@ def test_a_trial_meeting_a_fault_records_the_same_attempt_kind(
                         extra_headers={FAULTS_HEADER: profile.model_dump_json()})["golden"][1]
         seen[fault] = (result.trial.status, result.trial.error_kind)
     assert seen == {**TRIAL_KINDS, "context_length": ("limit", "context_limit")}
+
+
+# --- the reference providers: reference-anthropic/, reference-gemini/ -----------------------
+
+def test_a_sweep_names_the_served_models_by_their_reference_provider(
+        server: ServerHandle, tmp_path: Path) -> None:
+    """``agentsweep run --model reference-<wire>/golden --api-base ...``: the provider hands
+    each trial its script; preflight passes; the trial completes through LiteLLM's path."""
+    (provider,) = [p for p, w in WIRE_OF_PROVIDER.items() if w == server.wire]
+    config = SweepConfig(suites=[MEETING_SUITE], scenarios=["V1"], memory_modes=["chat"],
+                         repeats=1, run_id=f"provider-{server.wire}",
+                         models=[ModelConfig(f"{provider}/golden", api_base=server.api_base)],
+                         warehouse=tmp_path / "warehouse")
+    (spec,) = plan(config).pending
+    assert spec.model.route is not None
+    assert spec.model.route.litellm_model == f"{server.wire}/golden"
+    check_reach([spec.model])
+    result = run_trial(replace(spec, extra=call_params_of(spec.model)),
+                       RunContext(config.run_id, "test"))
+    assert (result.trial.status, result.trial.passed) == ("complete", True)
+    assert result.trial.model_version == f"golden-{SERVED_VERSION}"
+
+
+def test_a_broken_script_is_a_harness_error_in_every_wire(server: ServerHandle) -> None:
+    (provider,) = [p for p, w in WIRE_OF_PROVIDER.items() if w == server.wire]
+    config = ModelConfig(f"{provider}/golden", api_base=server.api_base)
+    past_the_end = [*USER, {"role": "assistant", "content": "done"},
+                    {"role": "user", "content": "a turn the script does not have"}]
+    with pytest.raises(InfraError) as caught:
+        client(config).complete(past_the_end, TOOLS)
+    assert caught.value.kind == "harness_error", str(caught.value)
 
 
 # --- helpers: raw HTTP with the stdlib (no proxies, loopback only) ----------------------------
