@@ -425,9 +425,18 @@ def schema(
 @app.command(name="reference-server")
 def reference_server(
     port: Annotated[int, typer.Option(min=0, max=65535, help="0: any free port.")] = 8765,
+    wire: Annotated[str, typer.Option(
+        "--wire", help="Wire format: openai (chat completions), anthropic (Messages API) or "
+        "gemini (generateContent).")] = "openai",
     latency_ms: Annotated[float, typer.Option("--latency-ms", min=0)] = 0.0,
     error_rate_429: Annotated[float, typer.Option("--error-rate-429")] = 0.0,
     error_rate_500: Annotated[float, typer.Option("--error-rate-500")] = 0.0,
+    overloaded_rate: Annotated[float, typer.Option(
+        "--overloaded-rate", help="Share answered 'overloaded' (anthropic: 529, else 503).")
+    ] = 0.0,
+    context_length_rate: Annotated[float, typer.Option(
+        "--context-length-rate", help="Share answered 400: the prompt is over the context.")
+    ] = 0.0,
     timeout_rate: Annotated[float, typer.Option("--timeout-rate")] = 0.0,
     drop_rate: Annotated[float, typer.Option("--drop-rate")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
@@ -435,36 +444,52 @@ def reference_server(
         "--plays", help="Answer every request as this variant (e.g. mutant-ignores-switch), "
         "whatever model it names: a model that changed behind its name.")] = None,
 ) -> None:
-    """Serve the reference models over OpenAI-compatible HTTP on 127.0.0.1 until Ctrl-C."""
+    """Serve the reference models over HTTP on 127.0.0.1 until Ctrl-C (OpenAI-compatible, or
+    Anthropic's or Gemini's wire format with --wire)."""
     from pydantic import ValidationError
 
     from pipeline.models.faults import FaultProfile
     from pipeline.reference.server import serve_forever
+    from pipeline.reference.wire import WIRE_NAMES
 
+    if wire not in WIRE_NAMES:
+        _fail(f"--wire: {wire!r} is not one of {', '.join(WIRE_NAMES)}")
+    options = {"latency_ms": "--latency-ms", "rate_limit": "--error-rate-429",
+               "server_error": "--error-rate-500", "overloaded": "--overloaded-rate",
+               "context_length": "--context-length-rate", "timeout": "--timeout-rate",
+               "connection_drop": "--drop-rate"}
     try:
         faults = FaultProfile(latency_ms=latency_ms, rate_limit=error_rate_429,
-                              server_error=error_rate_500, timeout=timeout_rate,
+                              server_error=error_rate_500, overloaded=overloaded_rate,
+                              context_length=context_length_rate, timeout=timeout_rate,
                               connection_drop=drop_rate)
     except ValidationError as exc:
-        options = {"latency_ms": "--latency-ms", "rate_limit": "--error-rate-429",
-                   "server_error": "--error-rate-500", "timeout": "--timeout-rate",
-                   "connection_drop": "--drop-rate"}
         _fail("; ".join(f"{options.get(str(e['loc'][0]), 'rates') if e['loc'] else 'rates'}: "
                         f"{e['msg']}" for e in exc.errors()))
 
     def ready(bound: int) -> None:
-        base = f"http://127.0.0.1:{bound}/v1"
-        console.print(f"serving reference models on {base} (agentsweep run --model "
-                      f"reference-http/golden --api-base {base}); faults: "
+        base, how = _reference_endpoint(wire, bound)
+        console.print(f"serving reference models ({wire} wire) on {base} ({how}); faults: "
                       f"{faults.model_dump_json()}; Ctrl-C stops", markup=False)
 
     try:
-        serve_forever(port, faults, seed, on_ready=ready, plays=plays)
+        serve_forever(port, faults, seed, on_ready=ready, plays=plays,
+                      wire=wire)  # type: ignore[arg-type]  # checked against WIRE_NAMES
     except OSError as exc:
         _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
     except ValueError as exc:
         _fail(f"--plays: {exc}")
     console.print("stopped")
+
+
+def _reference_endpoint(wire: str, port: int) -> tuple[str, str]:
+    """The api_base of a reference server and how a sweep reaches its golden model."""
+    from pipeline.reference.reference import WIRE_OF_PROVIDER
+    from pipeline.reference.wire import wire_named
+
+    base = f"http://127.0.0.1:{port}{wire_named(wire).base_path}"
+    (provider,) = [p for p, w in WIRE_OF_PROVIDER.items() if w == wire]
+    return base, f"agentsweep run --model {provider}/golden --api-base {base}"
 
 
 @app.command(name="verify-suite")

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.errors import InfraError
+from pipeline.errors import AgentError, InfraError
 from pipeline.models.call_params import models_of
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import provider_of
@@ -272,3 +272,7 @@ def _inject(profile: FaultProfile, rng: random.Random) -> None:
         raise InfraError("timeout", "injected timeout")
     if decision.kind == "connection_drop":
         raise InfraError("connection", "injected connection drop")
+    if decision.kind == "overloaded":
+        raise InfraError("overloaded", "injected overload")
+    if decision.kind == "context_length":
+        raise AgentError("context_limit", "injected context length exceeded")

@@ -365,6 +365,8 @@ def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None
     ]
     if _connection_failed(exc):
         return InfraError("connection", message)
+    if _status(exc) == OVERLOADED_STATUS:  # LiteLLM reports it as an InternalServerError
+        return InfraError("overloaded", message, _retry_after(exc))
     for kind, cls in table:
         if isinstance(exc, cls):
             return InfraError(kind, message, _retry_after(exc))
@@ -374,10 +376,23 @@ def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None
     return exc
 
 
+OVERLOADED_STATUS = 529
+"""Anthropic's "overloaded" status (``overloaded_error``)."""
+
+
+def _status(exc: BaseException) -> int | None:
+    """The status the provider sent: LiteLLM keeps it as ``provider_status_code`` where its
+    own ``status_code`` differs (Anthropic's 529 becomes an InternalServerError, 500)."""
+    status = getattr(exc, "provider_status_code", None) or getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
 def _connection_failed(exc: BaseException) -> bool:
-    """A refused or dropped connection. LiteLLM reports these from its OpenAI-compatible path
-    as InternalServerError (500); the cause chain still holds openai's APIConnectionError."""
-    import openai  # LiteLLM's own dependency, already imported by it
+    """A refused or dropped connection. LiteLLM reports these as InternalServerError (500)
+    from its OpenAI-compatible and Anthropic paths; the cause chain still holds openai's
+    APIConnectionError or httpx's network error."""
+    import httpx  # LiteLLM's own dependencies, already imported by it
+    import openai
 
     seen: BaseException | None = exc
     for _ in range(16):  # a cause chain may loop
@@ -385,6 +400,8 @@ def _connection_failed(exc: BaseException) -> bool:
             break
         if isinstance(seen, openai.APIConnectionError):
             return not isinstance(seen, openai.APITimeoutError)
+        if isinstance(seen, httpx.NetworkError | httpx.RemoteProtocolError):
+            return True
         seen = seen.__cause__ or seen.__context__
     return False
 
@@ -400,9 +417,13 @@ def first_line(text: str) -> str:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
+    """The ``Retry-After`` the provider sent, in seconds: on the exception's response, or
+    where LiteLLM keeps the headers when its exception has no response (Anthropic, Gemini)."""
+    value = None
+    for headers in (getattr(getattr(exc, "response", None), "headers", None),
+                    getattr(exc, "litellm_response_headers", None)):
+        if value is None and headers is not None:
+            value = headers.get("retry-after")
     try:
         return float(value) if value is not None else None
     except ValueError:

@@ -14,7 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-FaultKind = Literal["none", "rate_limit", "server_error", "timeout", "connection_drop"]
+FaultKind = Literal["none", "rate_limit", "server_error", "timeout", "connection_drop",
+                    "overloaded", "context_length"]
 
 
 class FaultProfile(BaseModel):
@@ -38,15 +39,19 @@ class FaultProfile(BaseModel):
     """How long a 'timeout' request hangs; choose more than the client's timeout."""
     connection_drop: float = Field(default=0.0, ge=0, le=1)
     """Share of requests whose socket is closed without any answer."""
+    overloaded: float = Field(default=0.0, ge=0, le=1)
+    """Share of requests answered "overloaded" (Anthropic's wire: HTTP 529
+    ``overloaded_error``; the others: HTTP 503)."""
+    context_length: float = Field(default=0.0, ge=0, le=1)
+    """Share of requests answered HTTP 400: the prompt is over the model's context (the
+    agent's ``context_limit``, not an infrastructure error)."""
 
     @model_validator(mode="after")
     def _rates_sum_to_at_most_one(self) -> FaultProfile:
-        total = self.rate_limit + self.server_error + self.timeout + self.connection_drop
+        total = sum(rate for _, rate in self._rates())
         if total > 1.0 + 1e-9:
-            raise ValueError(
-                f"fault rates sum to {total:g} (rate_limit {self.rate_limit:g} + server_error "
-                f"{self.server_error:g} + timeout {self.timeout:g} + connection_drop "
-                f"{self.connection_drop:g}); the sum must be <= 1")
+            terms = " + ".join(f"{kind} {rate:g}" for kind, rate in self._rates() if rate)
+            raise ValueError(f"fault rates sum to {total:g} ({terms}); the sum must be <= 1")
         return self
 
     def decide(self, rng: random.Random) -> FaultDecision:
@@ -63,7 +68,8 @@ class FaultProfile(BaseModel):
 
     def _rates(self) -> tuple[tuple[FaultKind, float], ...]:
         return (("rate_limit", self.rate_limit), ("server_error", self.server_error),
-                ("timeout", self.timeout), ("connection_drop", self.connection_drop))
+                ("timeout", self.timeout), ("connection_drop", self.connection_drop),
+                ("overloaded", self.overloaded), ("context_length", self.context_length))
 
 
 @dataclass(frozen=True)

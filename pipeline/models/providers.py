@@ -15,7 +15,8 @@ LiteLLM client only call these hooks; they never name a provider.
 
 The registry is explicit and lazy: ``register_provider(name, factory)`` refuses a name that is
 taken; a factory is a callable or a ``"module:attribute"`` path, imported on first lookup. The
-built-in providers (``reference``, ``reference-http``, ``local``) are registered by
+built-in providers (``reference``, ``reference-http``, ``reference-anthropic``,
+``reference-gemini``, ``local``) are registered by
 ``_register_builtins`` through that same call, the first time any provider is looked up. A
 plugin registers its own before the sweep starts, in every process that runs trials (the
 driver resolves routes; Ray workers look providers up again for their hooks).
@@ -129,6 +130,8 @@ def _register_builtins() -> None:
     _builtins_done = True
     _add("reference", "pipeline.reference.provider:in_process_provider")
     _add("reference-http", "pipeline.reference.provider:http_provider")
+    _add("reference-anthropic", "pipeline.reference.provider:http_provider")
+    _add("reference-gemini", "pipeline.reference.provider:http_provider")
     _add("local", "pipeline.local.route:LocalProvider")
 
 

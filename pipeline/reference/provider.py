@@ -4,7 +4,9 @@ other.
 ``reference/<variant>`` answers in process, without LiteLLM (``answers_in_process``; the same
 answer is registered with LiteLLM as a custom handler for whoever calls ``litellm.completion``
 with it); ``reference-http/<variant>`` is the same model behind ``agentsweep reference-server``,
-reached through LiteLLM's real OpenAI path: the route that keeps LiteLLM's path tested. Both
+reached through LiteLLM's real OpenAI path: the route that keeps LiteLLM's path tested
+(``reference-anthropic/`` and ``reference-gemini/``: through LiteLLM's Anthropic and Gemini
+paths, against ``agentsweep reference-server --wire anthropic`` or ``--wire gemini``). All
 hand each trial's golden script to the model per call (``trial_params``) and read a broken
 script as our harness's fault (``classify``): the ``ReferenceScriptError`` in the exception's
 chain (in process) or the server's error type on a 400 (over HTTP). Only the in-process
@@ -80,13 +82,15 @@ def http_provider() -> ModelProvider:
 
 
 def is_script_error(exc: BaseException) -> bool:
-    """A ReferenceScriptError anywhere in the chain, or the reference server's answer to one."""
+    """A ReferenceScriptError anywhere in the chain, or the reference server's answer to one
+    (its error type in the parsed body, or in the text LiteLLM's Anthropic and Gemini paths
+    keep of the body)."""
     seen: BaseException | None = exc
     for _ in range(16):  # a cause chain may loop
         if seen is None:
             return False
         body = getattr(seen, "body", None)
-        if isinstance(seen, ReferenceScriptError) or (
+        if isinstance(seen, ReferenceScriptError) or SCRIPT_ERROR_TYPE in str(seen) or (
                 isinstance(body, dict) and body.get("type") == SCRIPT_ERROR_TYPE):
             return True
         seen = seen.__cause__ or seen.__context__

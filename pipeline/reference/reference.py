@@ -115,6 +115,13 @@ def golden_script(scenario: Scenario, domain: Domain | None = None) -> Script:
 HTTP_PROVIDER = "reference-http"
 """``reference-http/<variant>``: the same models behind ``agentsweep reference-server``, reached
 through LiteLLM's real OpenAI path (give the server's ``--api-base``)."""
+WIRE_OF_PROVIDER = {HTTP_PROVIDER: "openai", "reference-anthropic": "anthropic",
+                    "reference-gemini": "gemini"}
+"""Each HTTP reference provider and the wire format (LiteLLM prefix) it reaches the server in:
+``reference-anthropic/<variant>`` is ``anthropic/<variant>`` against ``agentsweep
+reference-server --wire anthropic`` (api_base ``http://127.0.0.1:PORT``),
+``reference-gemini/<variant>`` is ``gemini/<variant>`` against ``--wire gemini`` (api_base
+``http://127.0.0.1:PORT/v1beta``)."""
 
 
 def reference_route(model_name: str) -> ModelRoute:
@@ -122,7 +129,7 @@ def reference_route(model_name: str) -> ModelRoute:
     from pipeline.reference.judges import JUDGES
 
     provider, _, variant = model_name.partition("/")
-    if provider == HTTP_PROVIDER and variant in JUDGES:
+    if provider in WIRE_OF_PROVIDER and variant in JUDGES:
         raise ValueError(f"{model_name}: the scripted judges answer in process only; use "
                          f"{REFERENCE_PROVIDER}/{variant}")
     if variant not in REFERENCE_VARIANTS and variant not in JUDGES:
@@ -130,8 +137,8 @@ def reference_route(model_name: str) -> ModelRoute:
                           for v in sorted([*REFERENCE_VARIANTS, *JUDGES]))
         raise ValueError(f"unknown reference model {model_name!r}; known: {known} (also as "
                          f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
-    if provider == HTTP_PROVIDER:
-        return ModelRoute(f"openai/{variant}", {"api_key": "no-key"})
+    if provider in WIRE_OF_PROVIDER:
+        return ModelRoute(f"{WIRE_OF_PROVIDER[provider]}/{variant}", {"api_key": "no-key"})
     return ModelRoute(model_name, structured_output=False)
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suites
-from pipeline.errors import InfraError
+from pipeline.errors import AgentError, InfraError
 from pipeline.execution.attempts import RetryBook
 from pipeline.execution.concurrency import (
     CallGate,
@@ -184,6 +184,20 @@ def test_gate_injects_faults_and_remembers_retry_after() -> None:
     assert caught.value.kind == "rate_limit" and gate.retry_after_s == 0.7
     with gate("openai/other"):  # no profile, no limiter: a no-op
         pass
+
+
+@pytest.mark.parametrize(("profile", "kind"), [
+    (FaultProfile(overloaded=1.0), "overloaded"),
+    (FaultProfile(context_length=1.0), "context_limit")])
+def test_gate_injects_an_overload_and_a_context_length_fault(profile: FaultProfile,
+                                                              kind: str) -> None:
+    """As the reference server answers them: an infrastructure overload, and the agent's
+    context limit (never an infrastructure error)."""
+    gate = CallGate("t:1", faults={"reference/golden": profile})
+    with pytest.raises((InfraError, AgentError)) as caught, gate("reference/golden"):
+        pass
+    assert caught.value.kind == kind
+    assert isinstance(caught.value, AgentError) == (kind == "context_limit")
 
 
 def test_progress_counts_and_switch(spec: TrialSpec, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.models.faults import FaultProfile
 from pipeline.reference.reference import SCRIPT_KEY, golden_script
 from pipeline.reference.server import ServerHandle, _Handler, start_server
+from pipeline.reference.wire import WireName
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.stages import SweepPlan, execute_plan, plan, summarize
 from warehouse.query import run_sql
@@ -109,6 +110,35 @@ def test_twenty_percent_infra_errors_all_retried_to_complete(
     assert sum(r[columns.index("repeats")] for r in rows) == grid
     assert sum(r[columns.index("retries")] for r in rows) == total_attempts - grid > 0
     _no_infra_error_counts_against_the_agent(root, "faulty")
+
+
+EVERY_FAULT = FaultProfile(rate_limit=0.08, retry_after_s=0.2, server_error=0.05,
+                           overloaded=0.08, timeout=0.04, timeout_sleep_s=3,
+                           connection_drop=0.05)
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "gemini"])
+def test_other_wire_formats_retry_every_fault_to_complete(
+        ray_local: Any, tmp_path: Path, wire: WireName) -> None:
+    """A sweep of anthropic/golden or gemini/golden on Ray, through LiteLLM's own provider
+    paths: each fault lands as an infrastructure attempt of the same kinds as OpenAI's (an
+    overload as ``overloaded``), is retried, and usage reaches the trials."""
+    with start_server(faults=EVERY_FAULT, seed=11, wire=wire) as server:
+        root = tmp_path / "wh"
+        retry = RetryPolicy(max_attempts=40, backoff_base_s=0.01, backoff_max_s=0.25)
+        config = _config(root, f"faults-{wire}", retry, repeats=2, models=[f"{wire}/golden"])
+        statuses = execute_plan(config, _http_plan(config, server, timeout=1.0))
+    assert statuses == {"complete": 8}
+    assert _rows(root, "select bool_and(passed), min(input_tokens) > 0, min(output_tokens) > 0, "
+                       "min(model_version), max(model_version) from trials") == [
+        (True, True, True, "golden-2026-11", "golden-2026-11")]
+    kinds = {kind for (kind,) in _rows(root, "select distinct error_kind from attempts "
+                                             "where outcome = 'incomplete'")}
+    assert "overloaded" in kinds and kinds <= {"rate_limit", "timeout", "connection",
+                                               "server_error", "overloaded"}
+    assert _rows(root, "select count(*) from attempts where error_kind = 'rate_limit' "
+                       "and retry_delay_s < 0.2") == [(0,)]
+    _no_infra_error_counts_against_the_agent(root, f"faults-{wire}")
 
 
 def test_without_retries_failures_stay_incomplete_and_out_of_pass_rates(

@@ -186,6 +186,20 @@ def test_profile_rates_must_sum_to_at_most_one() -> None:
     with pytest.raises(ValueError):
         FaultProfile.model_validate({"rate_limt": 0.1})
     FaultProfile(rate_limit=0.25, server_error=0.25, timeout=0.25, connection_drop=0.25)
+    with pytest.raises(ValueError, match=r"sum to 1.1 \(overloaded 0.6 \+ context_length 0.5\)"):
+        FaultProfile(overloaded=0.6, context_length=0.5)
+
+
+def test_new_fault_kinds_leave_the_earlier_draws_alone() -> None:
+    """Overload and context-length faults draw after the others: a profile without them
+    decides exactly as before they existed."""
+    old = FaultProfile(rate_limit=0.2, server_error=0.3)
+    new = FaultProfile(rate_limit=0.2, server_error=0.3, overloaded=0.1, context_length=0.1)
+    first, second = random.Random(3), random.Random(3)
+    pairs = [(old.decide(first).kind, new.decide(second).kind) for _ in range(500)]
+    assert all(a == b for a, b in pairs if b not in ("overloaded", "context_length"))
+    assert {b for _, b in pairs} == {"none", "rate_limit", "server_error", "overloaded",
+                                     "context_length"}
 
 
 def test_profile_latency_and_rates() -> None:

@@ -29,6 +29,7 @@ from pipeline.models.client import (
 )
 from pipeline.reference.reference import SCRIPT_KEY
 from pipeline.reference.server import ServerHandle, start_server
+from pipeline.reference.wire import WireName
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import ModelConfig
 from pipeline.sweep.stages import execute_plan, plan
@@ -99,6 +100,22 @@ def test_a_real_provider_is_refused_before_any_network_traffic(
     assert wire.seen == []  # LiteLLM never entered: no lookup, no connect
 
 
+OTHER_PROVIDERS = {"anthropic/claude-3-5-haiku-latest": "https://api.anthropic.com",
+                   "gemini/gemini-2.0-flash": "https://generativelanguage.googleapis.com/v1beta"}
+
+
+@pytest.mark.parametrize("endpoint", ["default", "provider", "remote"])
+@pytest.mark.parametrize("name", sorted(OTHER_PROVIDERS))
+def test_anthropic_and_gemini_are_refused_before_any_network_traffic(
+        wire: Wire, name: str, endpoint: str) -> None:
+    base = {"default": None, "provider": OTHER_PROVIDERS[name],
+            "remote": "http://192.0.2.1:8000"}[endpoint]
+    params = {"api_key": FAKE_KEY, **({"api_base": base} if base else {})}
+    with pytest.raises(ConfigError, match=f"{ALLOW_MODEL_REQUESTS}=0"):
+        LiteLLMClient(ModelConfig(name), params).complete(HELLO, None)
+    assert wire.seen == []  # LiteLLM never entered: no lookup, no connect
+
+
 def test_with_the_switch_off_the_same_call_reaches_the_wire(
         wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: without it, the test above would pass with a spy that sees nothing."""
@@ -136,12 +153,26 @@ def test_an_openai_compatible_server_on_loopback_still_answers(
     assert [call.name for call in reply.tool_calls] == ["search_rooms"]
 
 
+@pytest.mark.parametrize("wire_format", ["anthropic", "gemini"])
+def test_an_anthropic_or_gemini_server_on_loopback_still_answers(
+        wire_format: WireName, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference server in the other wire formats, through LiteLLM's own provider paths."""
+    monkeypatch.setenv(ALLOW_MODEL_REQUESTS, "0")
+    with start_server(wire=wire_format) as handle:
+        params = {"api_base": handle.api_base, "api_key": "no-key",
+                  "extra_body": {SCRIPT_KEY: SCRIPT}}
+        reply = LiteLLMClient(ModelConfig(f"{wire_format}/golden"), params).complete(HELLO, None)
+    assert [call.name for call in reply.tool_calls] == ["search_rooms"]
+
+
+@pytest.mark.parametrize("model", ["openai/x", "anthropic/x", "gemini/x"])
 @pytest.mark.parametrize("base", ["http://localhost:9/v1", "http://127.0.0.2:9/v1",
                                   "http://[::1]:9/v1"])
-def test_any_loopback_address_is_allowed(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_any_loopback_address_is_allowed(base: str, model: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Allowed means sent: port 9 refuses, an infrastructure error, not the switch's."""
     monkeypatch.setenv(ALLOW_MODEL_REQUESTS, "0")
-    client = LiteLLMClient(ModelConfig("openai/x"), {"api_base": base, "api_key": "no-key"})
+    client = LiteLLMClient(ModelConfig(model), {"api_base": base, "api_key": "no-key"})
     with pytest.raises(InfraError):
         client.complete(HELLO, None)
 
