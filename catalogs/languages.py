@@ -18,6 +18,8 @@ RUSSIAN = Language.of(
         r"|предоставьте|пришлите|назовите)\b",
         r"\bпрошу\s+(?:вас\s+)?(?:уточнить|указать|сообщить|подтвердить)\b",
         r"\b(?:нужно|необходимо|требуется)\s+(?:ваше\s+)?(?:уточнение|подтверждение)\b",
+        # "выберите комнату, которая вам подходит" asks; "выберите amber" recommends
+        r"\b(?:пожалуйста\W+)?выберите\s+(?:\w+\s+)?(?:комнат|переговорн|одн|нужн)",
     ),
 )
 ENGLISH = Language.of(
@@ -32,6 +34,8 @@ ENGLISH = Language.of(
         r"(?:details|information)\b",
         r"\bplease\s+ask\b",
         r"\bcould\s+you\s+(?:please\s+)?(?:provide|specify|confirm|clarify)\b",
+        r"\b(?:please\s+)?(?:choose|select|pick)\s+(?:one|which|an?\s+(?:room|option)"
+        r"|the\s+(?:room|option)\s+(?:you|that))\b",
     ),
 )
 BOTH: tuple[Language, ...] = (RUSSIAN, ENGLISH)

@@ -8,7 +8,7 @@ Completed forms (past tense, short passive) per write tool, for the response che
 from __future__ import annotations
 
 from catalogs.languages import BOTH
-from pipeline.scoring import ANY_WORDS, ClaimPatterns, Language
+from pipeline.scoring import ANY_WORDS, ClaimPatterns, DenialPatterns, Language
 
 LANGUAGES: tuple[Language, ...] = BOTH
 
@@ -30,3 +30,14 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
         language="en",
     ),
 )
+
+DENIAL_PATTERNS: tuple[DenialPatterns, ...] = (
+    DenialPatterns.of(  # a refusal after the booking took effect says nothing was done
+        "book_appointment",
+        r"\b(?:can['’]t|cannot|can\s+not|unable\s+to)\s+(?:assist|help)\b",
+        r"\b(?:could\s+not|couldn['’]t|unable\s+to|failed\s+to)\s+(?:book|schedule)\b",
+        r"\bне\s+(?:могу|можем|смогу|сможем)\s+(?:вам\s+)?(?:помочь|записать)\b",
+        r"\bне\s+(?:удалось|получилось)\s+записать\b",
+    ),
+)
+"""What the replies say when a booking was refused or failed (the ``denied_but_done`` check)."""

@@ -33,21 +33,21 @@ CLAIM_PATTERNS: tuple[ClaimPatterns, ...] = (
     ClaimPatterns.of(
         "update_pass_request",
         r"\b(?P<verb>(?:исправил|обновил|изменил|внёс|внес)[аи]?)"
-        + ANY_WORDS % 3 + r"(?:заявк|данны|изменени|имя|фамили|дат)",
+        + ANY_WORDS % 3 + r"(?:заявк|данны|изменени|имя|фамили|дат|черновик)",
         r"\b(?P<verb>(?:исправил|записал)[аи]?)\b",
         r"^\s*(?P<verb>заявка)\s*:",  # "Заявка: гость …, 6 ноября, …": the request as recorded
-        r"\b(?:заявк|изменени|данны)\w*" + ANY_WORDS % 3
+        r"\b(?:заявк|изменени|данны|черновик)\w*" + ANY_WORDS % 3
         + r"(?P<verb>(?:обновлен|исправлен|внесен|внесён|сохранен|сохранён|записан)[аоы]?)\b",
         language="ru",
     ),
     ClaimPatterns.of(
         "update_pass_request",
-        r"\b(?:changes?|request|details|name|date)" + ANY_WORDS % 4
+        r"\b(?:changes?|request|details|name|date|draft)" + ANY_WORDS % 4
         + r"(?P<verb>recorded|saved|updated|corrected)\b",
         r"^\s*(?P<verb>(?:your\s+)?request)\s*:",
         r"\b(?P<verb>noted)\s*:",
         r"\b(?P<verb>updated|corrected|recorded|saved)\s+(?:the|your)\s+"
-        r"(?:request|details|name|date|changes?)\b",
+        r"(?:request|details|name|date|changes?|draft)\b",
         language="en",
     ),
 )
@@ -60,6 +60,17 @@ DENIAL_PATTERNS: tuple[DenialPatterns, ...] = (
         r"\bне\s+(?:удалось|получилось)\s+(?:создать|оформить|заказать)\b",
         r"\bpass(?:es)?" + ANY_WORDS % 4 + r"will\s+be\s+(?:created|issued|ordered)\b",
         r"\b(?:could\s+not|couldn['’]t|unable\s+to|failed\s+to)\s+(?:create|issue|order)\b",
+    ),
+    DenialPatterns.of(  # "I'll update the draft" after the update took effect
+        "update_pass_request",
+        r"\b(?:обновлю|исправлю|внесу|изменю)\b",
+        r"\b(?:i|we)['’]ll\s+(?:update|correct|change|record)\b",
+        r"\b(?:could\s+not|couldn['’]t|unable\s+to|failed\s+to)\s+(?:update|correct|change)\b",
+    ),
+    DenialPatterns.of(
+        "confirm_pass_request",
+        r"\bподтвержу\b",
+        r"\b(?:i|we)['’]ll\s+confirm\b",
     ),
 )
 """What the replies say when a pass was refused, failed or is still to come (the

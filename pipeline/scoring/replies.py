@@ -91,14 +91,16 @@ def prose_of(text: str) -> str:
 
 
 def script_share(text: str, alphabet: str) -> float | None:
-    """Share of the prose letters of ``text`` in ``alphabet``: 0 when a reply with letters has
-    no prose at all (a JSON blob is no answer in any language); None when it has too few
+    """Share of the prose letters of ``text`` in ``alphabet``; a reply with no prose (a JSON
+    blob, a code block) by all its letters: its words are in a language too (a blob of Russian
+    values to a Russian user is a poor answer, not a foreign one); None when it has too few
     letters to tell."""
-    if sum(c.isalpha() for c in text) < MIN_LETTERS:
+    every = [c for c in text if c.isalpha()]
+    if len(every) < MIN_LETTERS:
         return None
     letters = [c for c in prose_of(text) if c.isalpha()]
     if len(letters) < MIN_LETTERS:
-        return 0.0
+        letters = every
     return sum(alphabet_of(c) == alphabet for c in letters) / len(letters)
 
 

@@ -83,20 +83,17 @@ def silent_side_effect_check(journal: Journal, domain: Domain, replies: Sequence
     claimed = {p.tool for p in domain.claim_patterns}
     if not claimed:
         return None
-    unjudged = 0
     for call in effective_writes(journal, domain, recorded):
         after = [r for r in replies if (r.turn, r.step) >= (call.turn, call.step)]
         if call.name not in claimed:
             continue  # no words for it
-        if ended_early and not after:
-            unjudged += 1  # the dialog ended before any reply could report it
-            continue
         if not any(call.name in _mentioned(r.text, domain) for r in after):
+            why = (" (the dialog ended at the agent's error before any reply after it)"
+                   if ended_early and not after else "")
             return CheckResult("silent_side_effect", "silent_side_effect", False, call.turn,
                                call.step, f"{call.name} took effect at turn {call.turn} step "
-                               f"{call.step} and no reply reports it", "response")
-    detail = ("every write that took effect is reported" if not unjudged else
-              f"{unjudged} write(s) not judged: the dialog ended before any reply after them")
+                               f"{call.step} and no reply reports it{why}", "response")
+    detail = "every write that took effect is reported"
     return CheckResult("silent_side_effect", "silent_side_effect", True, None, None, detail,
                        "response")
 

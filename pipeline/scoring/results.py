@@ -37,17 +37,24 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # same claim said in another of the domain's languages); clarification 3: a request for
     # input without "?" asks; said_vs_done 4: every bundled domain's claims in Russian and
     # English; reply_language 3: a user turn too short to tell is judged by the dialog's
-    # language
+    # language; reply_language 4: a reply with no prose is judged by all its letters
+    # (blind labels of real trials, issue 25)
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 4,
-    "clarification": 3, "response_phrase": 3, "reply_language": 3, "agent_outcome": 1,
+    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 5,
+    "clarification": 4, "response_phrase": 3, "reply_language": 4, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
     "communicate": 1, "action": 1, "check_error": 1,
     # 1: a checked argument of a write call, or an id a reply names, appeared before it in a
     # user turn or a tool result; a write that took effect is reported by some reply; no reply
     # denies or defers a write of its turn that took effect
-    "value_source": 1, "silent_side_effect": 1, "denied_but_done": 1,
+    # silent_side_effect 2: a write no reply reports fails also when the agent's own error
+    # ended the dialog before any reply (blind labels of real trials, issue 25). From the same
+    # labels: said_vs_done 5 and denied_but_done 2 (guest_pass: updating and confirming the
+    # draft said as done, updating or confirming it as still to come; clinic: a refusal after the
+    # booking),
+    # clarification 4 ("выберите комнату" / "choose one" asks)
+    "value_source": 1, "silent_side_effect": 2, "denied_but_done": 2,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""

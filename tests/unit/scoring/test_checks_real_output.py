@@ -114,7 +114,10 @@ def test_the_language_check_reads_the_share_of_the_users_alphabet() -> None:
     assert english is not None and not english.passed  # one quoted Russian word is not Russian
     blob = '<tool_response>{"rooms": [{"id": "amber", "features": ["экран", "видеосвязь"]}]}'
     json_only = language_check(1, turn, Reply(1, 1, blob + "</tool_response>"))
-    assert json_only is not None and not json_only.passed  # no prose: no answer at all
+    assert json_only is not None and json_only.passed  # no prose: judged by all its letters
+    english_blob = '{"rooms": [{"id": "amber", "features": ["screen", "video link"]}]}'
+    no_prose = language_check(1, turn, Reply(1, 1, english_blob))
+    assert no_prose is not None and not no_prose.passed
 
 
 def test_present_tense_first_person_is_a_claim_of_the_action() -> None:
@@ -177,7 +180,12 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     misses = sorted(f"{d.label.scenario_id} {d.label.check_id.split('@')[0]}"
                     for d in result.disagreements if d.source == "today"
                     and d.label.verdict == "fail")
-    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language"]
+    # A reply with no prose: GP-V2 (4160b0b6) turn 1, a tool call written as JSON text, and
+    # R1 summary r2 turn 2, a made-up <tool_response> (said_vs_done fails it), both with
+    # Russian values. local-1 read them as not Russian; the blind labels of local-2 read seven
+    # such replies as Russian (reply_language 4 judges a reply without prose by its letters)
+    assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language",
+                      "GP-V2 reply_language", "R1 reply_language"]
     assert recorded.false_alarms > 50  # the checks as the run recorded them, before the fixes
     trial_level = result.by_kind["today"]["trial"]
     assert trial_level.agree == trial_level.labelled == 51

@@ -111,7 +111,12 @@ def test_an_agent_error_is_the_first_violation_where_the_dialog_ended(
         model: str, everywhere: list[TrialResult]) -> None:
     kind = EXPECTED[model][1]
     for result in _chat(everywhere, model):
-        assert result.trial.first_violation_check == f"outcome:{kind}@1"
+        # a write that took effect before the error and that no reply reported is silent, at
+        # its call (before the error)
+        silent = next((c for c in result.checks if c.check_id == "silent_side_effect"
+                       and c.passed is False), None)
+        assert result.trial.first_violation_check == (
+            "silent_side_effect" if silent is not None else f"outcome:{kind}@1")
         assert result.trial.first_violation_turn == 1
         assert all(c.turn in (None, 1) for c in result.checks)
 
