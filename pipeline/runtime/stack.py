@@ -28,6 +28,7 @@ from pathlib import Path
 from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
 from pipeline.runtime.local_ray import LEAN_START_FLAGS
 from pipeline.runtime.probe import port_answers
+from pipeline.util.procfs import pids, stat_fields
 from warehouse.atomic import write_text
 
 HOST = "127.0.0.1"
@@ -232,17 +233,12 @@ def _free_port() -> int:
 
 def session_pids(session: int) -> list[int]:
     """The live processes of a session (zombies, already dead, left out)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[0] != "Z" and int(fields[3]) == session:  # state, session id
-                pids.append(int(entry))
-    return pids
+    found = []
+    for pid in pids():
+        fields = stat_fields(pid)
+        if fields is not None and fields[0] != "Z" and int(fields[3]) == session:
+            found.append(pid)  # state, session id
+    return found
 
 
 def _session_alive(session: int) -> bool:

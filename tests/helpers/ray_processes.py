@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pipeline.util.procfs import cmdline, live_parents
 
 KINDS = (  # (kind, a piece of its command line), first match wins
     ("log monitor", "log_monitor.py"),
@@ -21,25 +21,10 @@ LEAN = {"gcs_server", "raylet", "dashboard", "dashboard agent", "runtime-env age
 the dashboard head and both agents whatever it is told)."""
 
 
-def cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 def _children() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[0] != "Z":
-                children.setdefault(int(fields[1]), []).append(int(entry))
+    for pid, parent in live_parents().items():
+        children.setdefault(parent, []).append(pid)
     return children
 
 
