@@ -80,6 +80,54 @@ def test_run_then_sql_then_resume_touch_only_loopback(tmp_path: Path) -> None:
     assert leaked.stdout == ""
 
 
+WIRES = {"openai": ("reference-http/golden", "/v1"),
+         "anthropic": ("reference-anthropic/golden", ""),
+         "gemini": ("reference-gemini/golden", "/v1beta")}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
+                    "(.ci/run installs it)")
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_a_sweep_through_each_wire_format_touches_only_loopback(tmp_path: Path,
+                                                                wire: str) -> None:
+    """The in-process reference models never reach LiteLLM: these runs take LiteLLM's real
+    OpenAI, Anthropic and Gemini paths to the reference server, under strace."""
+    import socket
+    import time
+
+    model, suffix = WIRES[wire]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
+    server = subprocess.Popen([str(BIN / "agentsweep"), "reference-server", "--wire", wire,
+                               "--port", str(port)], env=clean, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        trace = tmp_path / "connect.txt"
+        run = _agentsweep(tmp_path / "home", "run", "--model", model, "--api-base",
+                          f"http://127.0.0.1:{port}{suffix}", "--suite", str(MEETING_SUITE),
+                          "--scenario", "V1", "--memory-mode", "chat", "--repeats", "1",
+                          "--run-id", wire, strace_to=trace)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "1/1" in run.stdout
+        connected = trace.read_text()
+        assert f"htons({port})" in connected  # the run did call the server, over TCP
+        assert _foreign_addresses(trace) == set()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 LOCAL = local_model("local/default")
 LOCAL_ARGS = ("--suite", str(MEETING_SUITE), "--scenario", "V1", "--model", "local/default",
               "--memory-mode", "chat", "--repeats", "1", "--temperature", "0.7", "--seed", "3")
