@@ -358,12 +358,34 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     global _head_lost
     _head_lost = False
     try:
-        yield ray
+        with _sigterm_as_interrupt():
+            yield ray
     finally:
         if not _head_lost:
             shutdown_pool(keep_warm=True)
         ray.shutdown()
         _stop_local_node()
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the driver runs a sweep on Ray, SIGTERM (a scheduler stopping it, Prefect
+    cancelling its flow run) stops it as Ctrl-C does: what finished is saved, the command says
+    how to resume. Ray's core worker installs a SIGTERM handler at ``ray.init`` that prints a
+    C++ stack dump and kills the process, and Prefect's flow engine one that raises inside
+    Ray's C waits (a SystemError); the driver sends itself SIGINT instead, which those waits
+    turn into KeyboardInterrupt. Only in the main thread, where Python runs signal handlers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        yield
+    finally:  # a handler installed outside Python (Ray's) cannot be put back: the default
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 class RayStartError(RuntimeError):
