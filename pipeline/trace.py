@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
+from warehouse.rows import shallow_dict
 from warehouse.schema import EVENTS, EventKind
 
 BLOCKED = "blocked: "
@@ -31,7 +32,7 @@ class _Base:
         """The event as an ``events`` row (without the trial key): its kind's columns set,
         every other column null."""
         out = dict.fromkeys(EVENT_COLUMNS)
-        out.update({f.name: getattr(self, f.name) for f in fields(self)})
+        out.update(shallow_dict(self))
         return out
 
 

@@ -38,8 +38,9 @@ from pipeline.errors import CONFIG_ERROR
 from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
-from pipeline.execution.concurrency import CallGate, LimiterRef, create_limiters, group_of
+from pipeline.execution.concurrency import CallGate, create_limiters, group_of
 from pipeline.execution.head import HeadWatch, head_address
+from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, Parcel, Plan
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
@@ -113,15 +114,6 @@ class ExecuteOptions:
 
 
 @dataclass(frozen=True)
-class GateConfig:
-    """What a worker needs to build the CallGate of an attempt."""
-
-    limiters: Mapping[str, LimiterRef]
-    faults: Mapping[str, FaultProfile]
-    endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
-
-
-@dataclass(frozen=True)
 class WorkerOutput:
     result: TrialResult
     retry_after_s: float | None = None
@@ -136,13 +128,18 @@ class TrialWorker:
         # LiteLLM is imported by the first call that needs it (pipeline.models.client): a
         # worker running only in-process models (the reference models) never pays for it.
         self.worker_id = worker_id
+        self.holder = Holder()
 
-    def run(self, spec: TrialSpec, ctx: RunContext, gates: GateConfig,
-            attempt_key: str) -> WorkerOutput:
+    def run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
+            parcel: Parcel | None = None) -> WorkerOutput:
+        """Run one attempt; ``parcel`` brings the run's shared parts this worker lacks
+        (pipeline.execution.parcels)."""
         import ray
 
         from pipeline.models.client import model_call_guard
 
+        spec, plan = self.holder.unpack(plan_id, compact, parcel)
+        ctx, gates = plan.ctx, plan.gates
         node_id = ray.get_runtime_context().get_node_id()
         # Injected faults are reproducible per (trial, attempt).
         gate = CallGate(self.worker_id, gates.limiters, gates.faults,
@@ -226,10 +223,15 @@ class WorkerPool:
                            lifetime="detached", get_if_exists=True)
         return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot])
 
-    def submit(self, *args: Any) -> tuple[Any, int, int]:
+    def pick(self) -> tuple[int, int]:
+        """The least loaded worker's slot and generation, counted as one more trial busy."""
         slot = min(range(self.size), key=self.load.__getitem__)
         self.load[slot] += 1
-        return self.actors[slot].run.remote(*args), slot, self.generation[slot]
+        return slot, self.generation[slot]
+
+    def call(self, slot: int, *args: Any) -> Any:
+        """Start ``TrialWorker.run`` on the slot's worker; returns the result's ref."""
+        return self.actors[slot].run.remote(*args)
 
     def done(self, slot: int) -> None:
         self.load[slot] -= 1
@@ -442,6 +444,7 @@ class _Flight:
     number: int
     slot: int
     generation: int
+    parcel: Parcel | None = None
 
 
 class _Execution:
@@ -457,13 +460,13 @@ class _Execution:
         self.book = RetryBook(options.retry, options.prior_attempts,
                               rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
-        self.gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
+        gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
+        self.packer = Packer(Plan(ctx, gates))
         size = options.workers or default_workers(ray)
         size = max(1, min(size, max_in_flight))
         mark("starting workers")
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
         self._first = True
-        self.ctx_ref = ray.put(ctx)
         self.in_flight: dict[Any, _Flight] = {}
         self.finished = 0
         self.stopped = False
@@ -537,8 +540,11 @@ class _Execution:
             self._first = False
             mark("trials")
         key = f"{spec.trial_id}:{number}"
-        ref, slot, generation = self.pool.submit(spec, self.ctx_ref, self.gates, key)
-        self.in_flight[ref] = _Flight(spec, number, slot, generation)
+        compact = self.packer.pack(spec)
+        slot, generation = self.pool.pick()
+        parcel = self.packer.parcel(slot, generation, compact)
+        ref = self.pool.call(slot, self.packer.plan_id, compact, key, parcel)
+        self.in_flight[ref] = _Flight(spec, number, slot, generation, parcel)
 
     def _tick(self) -> None:
         """About once a second: is the head still there, and what is due for the sink."""
@@ -607,8 +613,11 @@ class _Execution:
         exceptions = self.ray.exceptions
         try:
             output: WorkerOutput = self.ray.get(ref)
+            if flight.parcel is not None:
+                self.packer.confirm(flight.slot, flight.generation, flight.parcel)
             return output.result, output.retry_after_s
         except exceptions.RayError as exc:  # the worker died or Ray lost the task
+            self.packer.forget(flight.slot, flight.generation)
             self.head.confirm()  # or the head is gone (RayHeadLost): not the trial's failure
             dead = None
             if isinstance(exc, exceptions.RayActorError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,6 +44,7 @@ from warehouse.rows import (
     TrialKey,
     TrialRow,
     TrialScoreColumns,
+    shallow_dict,
 )
 from warehouse.schema import TrialStatus
 
@@ -81,7 +82,7 @@ class TrialResult:
         return {
             "trials": [self.trial.as_dict()],
             "events": [{**key, **e.row()} for e in self.events],
-            "checks": [CheckRow(**key, **asdict(c), check_version=c.version).as_dict()
+            "checks": [CheckRow(**key, **shallow_dict(c), check_version=c.version).as_dict()
                        for c in self.checks],
             "condition_trials": [self.condition.as_dict()] if self.condition else [],
             "snapshots": [r.as_dict() for r in self.snapshots],
