@@ -73,6 +73,18 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def names(pid: int, marker: str) -> bool:
+    """Whether ``marker`` is in the process's command line or environment (a process that a
+    stack started earlier inherits the run's ``RAY_TMPDIR`` or ``AGENTSWEEP_HOME``)."""
+    if marker in cmdline(pid):
+        return True
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return marker.encode() in handle.read()
+    except OSError:
+        return False
+
+
 def rss_mib(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/statm") as handle:
@@ -83,12 +95,12 @@ def rss_mib(pid: int) -> float:
 
 def run_tree(root: int, marker: str) -> set[int]:
     """``root`` and its descendants, plus every process naming ``marker`` (the run's Ray temp
-    dir) and its descendants."""
+    dir) in its command line or environment, and its descendants."""
     parents = _parents()
     children: dict[int, list[int]] = defaultdict(list)
     for pid, parent in parents.items():
         children[parent].append(pid)
-    seeds = [root] + [pid for pid in parents if pid != root and marker in cmdline(pid)]
+    seeds = [root] + [pid for pid in parents if pid != root and names(pid, marker)]
     found: set[int] = set()
     stack = [pid for pid in seeds if pid in parents]
     while stack:
