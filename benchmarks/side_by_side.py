@@ -249,11 +249,13 @@ def room_dialog(trials: int = 1):
 
 FIRST_SAMPLE = """
 import sys
+from datetime import datetime
 from inspect_ai.log import list_eval_logs, read_eval_log
 log = read_eval_log(list_eval_logs(sys.argv[1])[0])
 assert log.status == "success", log.status
-times = [s.started_at for s in log.samples or [] if s.started_at]
-print(min(times).timestamp() if times else "")
+times = [datetime.fromisoformat(str(s.started_at)).timestamp()
+         for s in log.samples or [] if s.started_at]
+print(min(times) if times else "")
 """
 
 
