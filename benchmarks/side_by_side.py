@@ -30,7 +30,9 @@ workload). Marginal CPU per model call = (CPU of the N-trial run - CPU of the se
 Loopback only: when ``unshare -rn`` works the whole benchmark re-runs itself in a new user and
 network namespace whose only interface is ``lo`` (Inspect is installed before that); otherwise
 it says so and relies on the project's own loopback settings. Options: ``--quick`` (a smoke
-run: 20 trials), ``--trials``, ``--with-inspect``, ``--no-namespace``, ``--json``.
+run: 20 trials), ``--trials``, ``--with-inspect``, ``--no-namespace``, ``--json``, and
+``--new-machine``: the cold run also without the per-machine migrated Prefect database that a
+fresh home is copied from (``pipeline/runtime/prefect_template.py``), as on a new machine.
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ class Agentsweep:
 
     name = "agentsweep"
 
-    def __init__(self, work: Path, label: str, api_base: str) -> None:
+    def __init__(self, work: Path, label: str, api_base: str, new_machine: bool = False) -> None:
+        self.new_machine = new_machine
         self.work = work
         self.home = work / f"home-{label}"
         self.ray_tmp = tempfile.mkdtemp(prefix=f"asw-{label}-", dir="/tmp")  # short socket paths
@@ -168,7 +171,10 @@ class Agentsweep:
         self.runs = 0
 
     def env(self) -> dict[str, str]:
-        return {**_env(self.home, self.phases), "RAY_TMPDIR": self.ray_tmp}
+        env = {**_env(self.home, self.phases), "RAY_TMPDIR": self.ray_tmp}
+        if self.new_machine:  # an empty template cache: this run migrates a database itself
+            env["AGENTSWEEP_PREFECT_TEMPLATE_CACHE"] = str(self.home.parent / "template-cache")
+        return env
 
     def command(self, *args: str) -> Measured:
         return measure([str(BIN / "agentsweep"), *args], self.env(), self.ray_tmp, self.log)
@@ -360,13 +366,14 @@ def _both(tools: list[Any], step: str, trials: int, results: dict[str, dict[str,
             results[tool.name].clear()
 
 
-def benchmark(trials: int, inspect_python: Path | None) -> dict[str, dict[str, Measured]]:
+def benchmark(trials: int, inspect_python: Path | None, new_machine: bool = False
+              ) -> dict[str, dict[str, Measured]]:
     work = Path(tempfile.mkdtemp(prefix="asw-sbs-", dir="/tmp"))
     server, api_base = start_reference_server(work)
     results: dict[str, dict[str, Measured]] = {"agentsweep": {}, "Inspect": {}}
     opened: list[Any] = []
     try:
-        cold = [Agentsweep(work, "cold", api_base)]
+        cold = [Agentsweep(work, "cold", api_base, new_machine)]
         if inspect_python is not None:
             cold.append(Inspect(work, "cold", api_base, inspect_python))
         opened += cold
@@ -496,6 +503,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, help="trials of the warm run (default 1000)")
     parser.add_argument("--with-inspect", action="store_true",
                         help=f"also Inspect AI {INSPECT_VERSION}, installed in {INSPECT_VENV}")
+    parser.add_argument("--new-machine", action="store_true",
+                        help="the cold run without the machine's migrated Prefect template")
     parser.add_argument("--no-namespace", action="store_true",
                         help="do not run in a loopback-only network namespace")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
@@ -515,7 +524,9 @@ def main() -> None:
               "loopback settings")
     where = "a loopback-only network namespace" if inside else "the host's network"
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; in {where}")
-    results = benchmark(trials, inspect_python)
+    if args.new_machine:
+        print("cold run: as on a new machine (no migrated Prefect template to copy)")
+    results = benchmark(trials, inspect_python, args.new_machine)
     print(table(results, trials))
     print(cold_phases(results))
     for line in [*where_memory_goes(results, trials), model_calls(results, trials)]:
