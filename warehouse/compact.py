@@ -157,10 +157,10 @@ def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[in
 
 def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | None:
     """One table of one run compacted and swapped in; None when there is nothing to do (no
-    folder, or one file already)."""
+    folder, one file, or only compacted files: nothing written since the last compaction)."""
     folder = table_dir(root, table.name) / f"run_id={run_id}"
     files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if len(files) < 2:
+    if len(files) < 2 or all(f.name.startswith("compact-") for f in files):
         return None
     staged = folder.with_name(f"{STAGING_PREFIX}{run_id}+{uuid.uuid4().hex[:12]}")
     staged.mkdir()

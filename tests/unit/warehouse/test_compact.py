@@ -3,7 +3,6 @@ step leaves a readable warehouse, a run being run is never compacted, a resume a
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -181,4 +180,26 @@ def test_a_resume_after_compaction_adds_beside_and_compacts_again(tmp_path: Path
 def test_nothing_to_do_for_a_run_of_one_batch(tmp_path: Path) -> None:
     _warehouse(tmp_path, 1)
     assert compact_run(tmp_path, RUN) == []
-    assert not shutil.which("nonexistent") and _files(tmp_path) == 4
+    assert _files(tmp_path) == 4
+
+
+def test_the_commands_a_user_runs(tmp_path: Path) -> None:
+    """`warehouse check` lists a leftover, `warehouse compact` is refused while the run is
+    being run (exit 1), then compacts and removes the leftover."""
+    from helpers.commands import agentsweep
+
+    home = tmp_path / "home"
+    root = home / "warehouse"
+    _warehouse(root)
+    (root / "events" / f".compact-{RUN}+0123456789ab").mkdir()  # a crashed compaction's
+    check = agentsweep(home, "warehouse", "check")
+    assert check.returncode == 0 and "leftover" in check.stderr, check.stderr
+    with run_lock(RUN, home):
+        refused = agentsweep(home, "warehouse", "compact", "--run-id", RUN)
+    assert refused.returncode == 1 and "already being run" in refused.stderr
+    assert _files(root) == 20
+    done = agentsweep(home, "warehouse", "compact")
+    assert done.returncode == 0 and f"{RUN}: 20 file(s) -> 4" in done.stdout, done.stderr
+    again = agentsweep(home, "warehouse", "check")
+    assert "leftover" not in again.stderr and "4 file(s)" in again.stdout
+    assert "nothing to compact" in agentsweep(home, "warehouse", "compact").stdout
