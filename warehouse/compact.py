@@ -35,7 +35,11 @@ object storage (issue 27 item 2) can carry compaction there later. Where the exc
 missing (not Linux, or a file system that refuses it) compaction is refused: the fallback, two
 renames, would leave a moment with no files at all. A query in flight at the moment of the
 exchange may fail to open a file it listed just before (a loud error, never a wrong answer);
-running it again reads the new set.
+running it again reads the new set. A writer that takes no run lock (a judge, a comparison)
+and renames its file in during the swap has it moved beside the new set (step 3); one whose
+temporary file was in the old folder at the exchange fails loudly and writes nothing (its
+batch is rolled back), and is run again. A compaction needs free space for one more copy of
+the run's largest table (``DiskFull`` otherwise, before anything is written).
 
 Compaction must not run beside a writer of the run: the caller holds the run lock
 (``pipeline.execution.runlock``); this module imports nothing of ours but the warehouse.
@@ -54,6 +58,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
+from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.query import sql_text
 from warehouse.schema import TABLES, Table
 from warehouse.writer import table_dir, validate_run_id, write_parquet_batches
@@ -162,6 +167,10 @@ def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | No
     files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
     if len(files) < 2 or all(f.name.startswith("compact-") for f in files):
         return None
+    needed = sum(f.stat().st_size for f in files) + WRITE_RESERVE_BYTES  # sorted: no larger
+    free = free_bytes(folder)
+    if free < needed:
+        raise DiskFull(folder, free, needed)
     staged = folder.with_name(f"{STAGING_PREFIX}{run_id}+{uuid.uuid4().hex[:12]}")
     staged.mkdir()
     written, rows = _write_sorted(files, table, staged)

@@ -203,3 +203,14 @@ def test_the_commands_a_user_runs(tmp_path: Path) -> None:
     again = agentsweep(home, "warehouse", "check")
     assert "leftover" not in again.stderr and "4 file(s)" in again.stdout
     assert "nothing to compact" in agentsweep(home, "warehouse", "compact").stdout
+
+
+def test_a_full_disk_is_refused_before_anything_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from warehouse.diskspace import DiskFull
+
+    _warehouse(tmp_path, 2)
+    monkeypatch.setattr(compact, "free_bytes", lambda _: 1024)
+    with pytest.raises(DiskFull):
+        compact_run(tmp_path, RUN)
+    assert _files(tmp_path) == 8 and leftover_paths(tmp_path) == []
