@@ -25,6 +25,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -216,7 +217,11 @@ QUERIES = {
 }
 
 
-def timed(home: Path, *argv: str) -> float:
+REPEAT = 3
+"""Each command runs this many times; the table shows the median (``--repeat``)."""
+
+
+def _once(home: Path, argv: tuple[str, ...]) -> float:
     env = {**os.environ, "AGENTSWEEP_HOME": str(home), "NO_COLOR": "1"}
     begin = time.perf_counter()
     done = subprocess.run([str(BIN), *argv], env=env, capture_output=True, text=True,
@@ -227,24 +232,33 @@ def timed(home: Path, *argv: str) -> float:
     return took
 
 
+def timed(home: Path, *argv: str) -> float:
+    """The median wall time of ``agentsweep ARGV`` in a fresh process, output to a pipe."""
+    return statistics.median(_once(home, argv) for _ in range(REPEAT))
+
+
 def plain(root: Path, sql: str) -> float:
-    """The same SQL in plain DuckDB over the files (no views, no dedup), query time only."""
-    con = duckdb.connect(":memory:")
-    for name in ("trials", "events"):
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
-                    f"'{root / name}/run_id=*/*.parquet', hive_partitioning = false)")
-    begin = time.perf_counter()
-    con.execute(sql).fetchall()
-    took = time.perf_counter() - begin
-    con.close()
-    return took
+    """The same SQL in plain DuckDB over the files (no views, no dedup): a fresh connection
+    each time (views created, then the query), median seconds; no process start."""
+    def once() -> float:
+        begin = time.perf_counter()
+        con = duckdb.connect(":memory:")
+        for name in ("trials", "events"):
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
+                        f"'{root / name}/run_id=*/*.parquet', hive_partitioning = false)")
+        con.execute(sql).fetchall()
+        con.close()
+        return time.perf_counter() - begin
+    return statistics.median(once() for _ in range(REPEAT))
 
 
 def measure(home: Path, run: str) -> dict[str, tuple[float, float | None]]:
     root = home / "warehouse"
     found: dict[str, tuple[float, float | None]] = {}
+    found["sql: select 1 (fixed cost)"] = (timed(home, "sql", "select 1"), plain(root, "select 1"))
     for name, sql in QUERIES.items():
         found[f"sql: {name}"] = (timed(home, "sql", sql), plain(root, sql))
+        found[f"sql: {name} (csv)"] = (timed(home, "sql", sql, "--format", "csv"), None)
     found["runs"] = (timed(home, "runs"), None)
     for report in ("matrix", "first_violations"):
         for fmt in ("table", "csv"):
@@ -258,6 +272,7 @@ def files(root: Path) -> int:
 
 
 def main() -> None:
+    global REPEAT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=1_000_000)
     parser.add_argument("--events-per-trial", type=int, default=30)
@@ -266,9 +281,11 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=60)
     parser.add_argument("--models", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=REPEAT)
     parser.add_argument("--home", type=Path, help="Keep the synthetic home here (default: a "
                         "temporary folder, removed at the end).")
     args = parser.parse_args()
+    REPEAT = args.repeat
     home = args.home or Path(tempfile.mkdtemp(prefix="agentsweep-scale-"))
     root = home / "warehouse"
     try:
@@ -276,10 +293,12 @@ def main() -> None:
         trials, events, run = generate(root, args)
         made = time.perf_counter() - begin
         before_files = files(root)
-        print(f"generated {trials} trials, {events} events, {before_files} files in "
+        before_bytes = sum(p.stat().st_size for p in root.glob("*/run_id=*/*.parquet"))
+        print(f"generated {trials} trials, {events} events, {before_files} files, "
+              f"{before_bytes / 1e6:.0f} MB in "
               f"{made:.0f} s; report run {run}", flush=True)
         before = measure(home, run)
-        compact_s = timed(home, "warehouse", "compact")
+        compact_s = _once(home, ("warehouse", "compact"))
         after_files = files(root)
         after = measure(home, run)
         _print(before, after, before_files, after_files, compact_s)
@@ -295,6 +314,7 @@ def _print(before: dict[str, tuple[float, float | None]],
     print(f"\nfiles: {before_files} before, {after_files} after compaction "
           f"(agentsweep warehouse compact: {compact_s:.1f} s); "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cpus")
+    print(f"median of {REPEAT} runs; duckdb = plain DuckDB in process, views + query")
     print(f"{'command (wall, s)':42} {'before':>8} {'after':>8} {'duckdb before':>14} "
           f"{'duckdb after':>13}")
     for name, (cli, duck) in before.items():
