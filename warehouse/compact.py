@@ -111,12 +111,19 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _sorted_batches(files: Sequence[Path], table: Table) -> Iterator[pa.RecordBatch]:
+def _spill(staged: Path) -> Path:
+    """Where DuckDB's sort spills a run too large for memory: a hidden leftover if killed."""
+    return staged.with_name(f"{staged.name}-spill")
+
+
+def _sorted_batches(files: Sequence[Path], table: Table, staged: Path
+                    ) -> Iterator[pa.RecordBatch]:
     """The rows of ``files`` in compaction order, in batches of the table's schema."""
     order = ", ".join([*(f'"{c}"' for c in sort_columns(table)), "filename", "file_row_number"])
     sql = sql_text("compact_read").format(
         files=", ".join(_quote(str(f)) for f in files), order=order)
     con = duckdb.connect(":memory:")
+    con.execute(f"SET temp_directory = {_quote(str(_spill(staged)))}")
     try:
         reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(ROW_GROUP_ROWS)
         schema = table.arrow_schema()
@@ -142,7 +149,7 @@ def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[in
     """The compacted files of one table in ``staged``; (files written, rows)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     stem = f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
-    batches = _sorted_batches(files, table)
+    batches = _sorted_batches(files, table, staged)
     count = rows = 0
     pending: pa.RecordBatch | None = next(batches, None)
     while pending is not None:
@@ -167,13 +174,19 @@ def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | No
     files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
     if len(files) < 2 or all(f.name.startswith("compact-") for f in files):
         return None
-    needed = sum(f.stat().st_size for f in files) + WRITE_RESERVE_BYTES  # sorted: no larger
+    needed = sum(f.stat().st_size for f in files) + WRITE_RESERVE_BYTES  # one more copy
     free = free_bytes(folder)
     if free < needed:
         raise DiskFull(folder, free, needed)
     staged = folder.with_name(f"{STAGING_PREFIX}{run_id}+{uuid.uuid4().hex[:12]}")
     staged.mkdir()
-    written, rows = _write_sorted(files, table, staged)
+    try:
+        written, rows = _write_sorted(files, table, staged)
+    except Exception:  # an error (not a kill): nothing of it stays; the old set is untouched
+        shutil.rmtree(staged)
+        raise
+    finally:
+        shutil.rmtree(_spill(staged), ignore_errors=True)
     try:
         exchange_folders(staged, folder)  # the one step that makes the new set visible
     except NoAtomicExchange as exc:

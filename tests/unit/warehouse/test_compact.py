@@ -107,8 +107,8 @@ def test_compacted_files_are_sorted_by_cell_and_keep_each_trials_order(tmp_path:
     assert meta.compression == "ZSTD"
 
 
-class Crash(Exception):
-    pass
+class Crash(BaseException):
+    """A kill: no handler of the code under test runs (a plain error cleans up after itself)."""
 
 
 def _crash(*_: Any, **__: Any) -> None:
@@ -132,6 +132,20 @@ def test_a_crash_at_any_step_leaves_the_same_rows_readable(
     compact_run(tmp_path, RUN)  # the next compaction removes the leftovers and finishes
     assert leftover_paths(tmp_path) == [] and _rows(tmp_path) == before
     assert _files(tmp_path) == 4
+
+
+def test_an_error_while_writing_leaves_nothing(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _warehouse(tmp_path, 2)
+    before = _rows(tmp_path)
+
+    def error(*_: Any, **__: Any) -> None:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(compact, "write_parquet_batches", error)
+    with pytest.raises(OSError, match="went away"):
+        compact_run(tmp_path, RUN)
+    assert _rows(tmp_path) == before and leftover_paths(tmp_path) == []
 
 
 def test_a_file_written_during_the_swap_is_kept(tmp_path: Path,
