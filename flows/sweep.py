@@ -1,4 +1,5 @@
-"""The sweep flow: plan -> execute on Ray -> record the run -> summarize, as Prefect tasks.
+"""The sweep flow: plan -> execute on Ray -> record the run -> compact -> summarize, as Prefect
+tasks.
 
 Trials are not Prefect tasks (see STACK-NOTES.md): Prefect orchestrates the stages of the
 sweep and Ray schedules the trials inside the execute stage. Every door runs a sweep the same
@@ -33,6 +34,7 @@ from pipeline.sweep.stages import (
     record_run,
     summarize,
 )
+from warehouse.compact import CompactionError, compact_run
 from warehouse.diskspace import DiskFull
 
 RunKind = Literal["adhoc", "nightly", "model-swap"]
@@ -94,6 +96,16 @@ def record_task(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime
     record_run(config, sweep_plan, started_at, executed, invocation_id)
 
 
+@task(name="compact", cache_policy=NO_CACHE)
+def compact_task(config: SweepConfig, run_id: str) -> None:
+    """The run's part files rewritten as a few large sorted ones (warehouse.compact); the run
+    lock is held by ``run_sweep``. A resume adds new parts beside the compacted files."""
+    try:
+        compact_run(config.warehouse, run_id)
+    except (CompactionError, DiskFull) as exc:  # the run is whole without it: say, go on
+        get_run_logger().warning("the run was not compacted: %s", exc)
+
+
 @task(name="summarize", cache_policy=NO_CACHE)
 def summarize_task(config: SweepConfig, run_id: str) -> tuple[list[str], list[tuple[object, ...]]]:
     return summarize(config.warehouse, run_id)
@@ -113,6 +125,7 @@ def sweep_flow(config: SweepConfig) -> SweepOutcome:
     executed = sum(statuses.values())
     if stopped is None:  # a full disk has no room for the finish record, nor a lost run
         record_task(config, quoted, started_at, executed, invocation)
+        compact_task(config, sweep_plan.run_id)
     columns, rows = summarize_task(config, sweep_plan.run_id)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
                         statuses, columns, rows, stopped)

@@ -15,6 +15,9 @@ it); it imports nothing of them.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import os
 import uuid
 from collections.abc import Iterator
@@ -93,4 +96,34 @@ def swap_folder(staged: Path, target: Path, aside: Path) -> None:
     except OSError:
         os.replace(aside, target)
         raise
+    fsync_dir(target.parent)
+
+
+class NoAtomicExchange(OSError):
+    """The system or file system cannot exchange two folders in one step."""
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange_folders(a: Path, b: Path) -> None:
+    """Swap two folders on one file system in one atomic step (Linux
+    ``renameat2(RENAME_EXCHANGE)``): a reader listing either path sees the one folder or the
+    other, never neither. ``NoAtomicExchange`` where the system cannot."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        raise NoAtomicExchange(errno.ENOSYS, "no renameat2 on this system (Linux only)", str(b))
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise NoAtomicExchange(code, "the file system cannot exchange two folders", str(b))
+        raise OSError(code, os.strerror(code), str(b))
+    fsync_dir(b.parent)
+
+
+def move_file(path: Path, target: Path) -> None:
+    """A finished file moved to ``target`` on the same file system (one rename)."""
+    os.replace(path, target)
     fsync_dir(target.parent)

@@ -2,7 +2,8 @@
 
 DuckDB does not verify page checksums (a flipped byte can give a silently wrong sum), so the
 check reads each file with pyarrow, which does; it also compares each file's columns with the
-schema of its table. Files are written with page checksums since schema v2.
+schema of its table. Files are written with page checksums since schema v2. It also lists the
+leftovers of an interrupted write or compaction (``leftover_paths``): never read, safe to remove.
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ def check_file(path: Path) -> str | None:
     if unknown:
         return f"columns the {table} table does not have: {sorted(unknown)}"
     return None
+
+
+def leftover_paths(root: Path) -> list[Path]:
+    """What an interrupted write or compaction left beside the files (never read by a query):
+    hidden ``.compact-*`` folders (warehouse.compact) and ``.*.tmp`` files (warehouse.atomic)."""
+    found: list[Path] = []
+    for table in TABLES:
+        folder = root / table
+        found.extend(folder.glob(".compact-*"))
+        found.extend(folder.glob("run_id=*/.*.tmp"))
+    return sorted(found)
 
 
 def check_warehouse(root: Path) -> tuple[int, list[Damaged]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,21 @@ def write_parquet(path: Path, data: pa.Table) -> None:
     try:
         with atomic_path(path) as tmp:
             pq.write_table(data, tmp, compression="zstd", write_page_checksum=True)
+    except OSError as exc:
+        if exc.errno in NO_SPACE_ERRNOS:
+            raise DiskFull(path.parent, free_bytes(path.parent)) from None
+        raise
+
+
+def write_parquet_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch],
+                          row_group_rows: int) -> None:
+    """One Parquet file from record batches of ``schema`` (a compacted file: warehouse.compact),
+    atomically, with the same compression and page checksums as ``write_parquet``."""
+    try:
+        with atomic_path(path) as tmp, pq.ParquetWriter(
+                tmp, schema, compression="zstd", write_page_checksum=True) as out:
+            for batch in batches:
+                out.write_batch(batch, row_group_size=row_group_rows)
     except OSError as exc:
         if exc.errno in NO_SPACE_ERRNOS:
             raise DiskFull(path.parent, free_bytes(path.parent)) from None

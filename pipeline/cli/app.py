@@ -694,14 +694,49 @@ def show(
 @warehouse_app.command(name="check")
 def warehouse_check() -> None:
     """Read every file whole (page checksums verified); list the damaged ones (exit 1)."""
-    from warehouse.check import check_warehouse
+    from warehouse.check import check_warehouse, leftover_paths
 
     root = hygiene.warehouse_root()
     count, damaged = check_warehouse(root)
     for item in damaged:
         err_console.print(f"{item.path}: {item.problem}", markup=False, soft_wrap=True)
     console.print(f"{count} file(s) under {root}: {len(damaged)} damaged", markup=False)
+    left = leftover_paths(root)
+    for path in left:
+        err_console.print(f"{path}: leftover of an interrupted write or compaction (never "
+                          "read; `agentsweep warehouse compact` removes a run's)",
+                          markup=False, soft_wrap=True)
+    if left:
+        console.print(f"{len(left)} leftover(s)", markup=False)
     if damaged:
+        raise typer.Exit(ExitCode.BLOCKED)
+
+
+@warehouse_app.command(name="compact")
+def warehouse_compact(
+    run_id: Annotated[str | None, typer.Option(
+        "--run-id", help="Only this run (default: every run).")] = None,
+) -> None:
+    """Rewrite each run's part files as a few large sorted files, swapped in whole; a run
+    being run (its lock held) is left alone (exit 1)."""
+    from pipeline.sweep.compaction import compact_runs
+    from warehouse.compact import CompactionError
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    root = hygiene.warehouse_root()
+    try:
+        done = compact_runs(root, None if run_id is None else [validate_run_id(run_id)])
+    except (CompactionError, WarehouseError) as exc:
+        _fail(str(exc))
+    for run in done:
+        if run.refused:
+            err_console.print(run.refused, markup=False, soft_wrap=True)
+            continue
+        before = sum(t.files_before for t in run.tables)
+        after = sum(t.files_after for t in run.tables)
+        console.print(f"{run.run_id}: {before} file(s) -> {after}" if run.tables
+                      else f"{run.run_id}: nothing to compact", markup=False)
+    if any(run.refused for run in done):
         raise typer.Exit(ExitCode.BLOCKED)
 
 

@@ -51,7 +51,9 @@ def test_every_trial_written_once_and_golden_passes(swept: tuple[Path, SweepOutc
     assert _one(root, "select bool_and(passed) from trials") == (True,)
     assert _one(root, "select count(distinct memory_mode) from trials") == (3,)
     files = list((root / "trials").rglob("*.parquet"))
-    assert 1 <= len(files) <= GRID // 3 + 1  # batches, never a file per trial or per event
+    # three batches, compacted into one file at the end of the run (warehouse.compact)
+    assert [f.name.split("-")[0] for f in files] == ["compact"]
+    assert list((root / "events").rglob("*.parquet"))[0].name.startswith("compact-")
 
 
 def test_rows_carry_version_metadata_and_unknown_usage_is_null(
@@ -99,6 +101,8 @@ def test_resume_adds_no_row_and_a_run_row_per_invocation(
     assert again.executed == 0 and again.skipped == GRID
     assert _one(root, "select count(*) from trials_all") == (GRID,)
     assert _one(root, "select count(*), sum(trials_run) from runs") == (2, GRID)
+    # the resumed invocation's runs rows went beside the compacted file, then were compacted
+    assert len(list((root / "runs").rglob("*.parquet"))) == 1
 
 
 def test_a_failing_agent_is_scored_as_failed(ray_local: Any, prefect_harness: None,

@@ -1,0 +1,226 @@
+"""Compaction: a run's many small part files rewritten as a few large sorted ones, swapped in whole.
+
+The writer leaves one set of part files per batch (``warehouse.writer``); months of nightly runs
+make thousands of small files that every query has to open. ``compact_run`` rewrites the files
+of one run, table by table, as a few large files (``compact-<time>-<uuid>-<n>.parquet``, at
+most ``ROWS_PER_FILE`` rows each) sorted by the trial's cell (scenario_id, model, prompt_id,
+memory_mode, repeat) where the table has those columns, then by the trial key (trial_id,
+attempt_id) and seq, and last by the row's original file and position, so the rows of one
+trial keep their order (events, checks). zstd and page checksums as the writer does.
+
+How the new set replaces the old one: a folder exchange. A local file system has no rename of
+several files in one step, but Linux has an atomic exchange of two folders
+(``renameat2(RENAME_EXCHANGE)``, ext4, xfs, btrfs, tmpfs). Per table:
+
+1. the compacted files are written (and fsynced) into a hidden sibling folder
+   ``<root>/<table>/.compact-<run>+<uuid>``, which no reader globs (readers read
+   ``run_id=*/*.parquet``);
+2. one ``renameat2(RENAME_EXCHANGE)`` puts that folder at ``run_id=<run>`` and the old folder at
+   the hidden name: a reader that lists the folder sees the old files or the new ones, never
+   both, never neither;
+3. a file that a writer without the run lock (a judge, a comparison) renamed into the old
+   folder during steps 1-2 is moved back beside the compacted ones; the hidden folder (now the
+   old set) is removed.
+
+A crash before step 2 leaves the old set visible and a hidden folder of new files; a crash
+after it leaves the new set visible and a hidden folder of old files. Either way the visible
+rows are the run's rows, once; ``warehouse check`` lists the hidden ``.compact-*`` folders as
+leftovers and the next ``compact`` of the run removes them. The tables are exchanged one after
+the other, not together: each table holds the same rows before and after, so a reader that
+sees a compacted ``events`` beside an old ``trials`` still sees every row once.
+
+We chose the exchange over a per-run manifest that the views read: it changes no reader (the
+views, ``warehouse check``, the HTML report and exports keep globbing), and the manifest of
+object storage (issue 27 item 2) can carry compaction there later. Where the exchange is
+missing (not Linux, or a file system that refuses it) compaction is refused: the fallback, two
+renames, would leave a moment with no files at all. A query in flight at the moment of the
+exchange may fail to open a file it listed just before (a loud error, never a wrong answer);
+running it again reads the new set. A writer that takes no run lock (a judge, a comparison)
+and renames its file in during the swap has it moved beside the new set (step 3); one whose
+temporary file was in the old folder at the exchange fails loudly and writes nothing (its
+batch is rolled back), and is run again. A compaction needs free space for one more copy of
+the run's largest table (``DiskFull`` otherwise, before anything is written).
+
+Compaction must not run beside a writer of the run: the caller holds the run lock
+(``pipeline.execution.runlock``); this module imports nothing of ours but the warehouse.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
+from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
+from warehouse.query import sql_text
+from warehouse.schema import TABLES, Table
+from warehouse.writer import table_dir, validate_run_id, write_parquet_batches
+
+ROWS_PER_FILE = 1_000_000
+"""Rows in one compacted file at most (a few large files per run and table)."""
+ROW_GROUP_ROWS = 128 * 1024
+STAGING_PREFIX = ".compact-"
+"""Hidden folders beside ``run_id=*``: staged new sets or retired old ones (leftovers)."""
+CELL_ORDER = ("scenario_id", "model", "prompt_id", "memory_mode", "repeat")
+TRIAL_ORDER = ("trial_id", "attempt_id", "seq", "invocation_id")
+
+
+class CompactionError(RuntimeError):
+    """Compaction cannot be done safely here (no atomic folder exchange, unreadable files)."""
+
+
+@dataclass(frozen=True)
+class TableCompaction:
+    table: str
+    files_before: int
+    files_after: int
+    rows: int
+
+
+def sort_columns(table: Table) -> list[str]:
+    """The columns a compacted file of ``table`` is sorted by (the row's original file and
+    position break ties, so a trial's rows keep their order)."""
+    names = set(table.column_names)
+    return [c for c in (*CELL_ORDER, *TRIAL_ORDER) if c in names]
+
+
+def run_folders(root: Path) -> list[str]:
+    """Every run id that has a folder in some table."""
+    found = {p.name.removeprefix("run_id=") for name in TABLES
+             for p in table_dir(root, name).glob("run_id=*") if p.is_dir()}
+    return sorted(found)
+
+
+def leftovers(root: Path) -> list[Path]:
+    """Hidden folders an interrupted compaction left (never read by a query)."""
+    return sorted(p for name in TABLES for p in table_dir(root, name).glob(f"{STAGING_PREFIX}*"))
+
+
+def _run_leftovers(root: Path, run_id: str) -> list[Path]:
+    return [p for p in leftovers(root) if p.name.startswith(f"{STAGING_PREFIX}{run_id}+")]
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _spill(staged: Path) -> Path:
+    """Where DuckDB's sort spills a run too large for memory: a hidden leftover if killed."""
+    return staged.with_name(f"{staged.name}-spill")
+
+
+def _sorted_batches(files: Sequence[Path], table: Table, staged: Path
+                    ) -> Iterator[pa.RecordBatch]:
+    """The rows of ``files`` in compaction order, in batches of the table's schema."""
+    order = ", ".join([*(f'"{c}"' for c in sort_columns(table)), "filename", "file_row_number"])
+    sql = sql_text("compact_read").format(
+        files=", ".join(_quote(str(f)) for f in files), order=order)
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET temp_directory = {_quote(str(_spill(staged)))}")
+    try:
+        reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(ROW_GROUP_ROWS)
+        schema = table.arrow_schema()
+        for batch in reader:
+            yield _conform(batch, schema)
+    finally:
+        con.close()
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """A batch in the table's own schema: files of older versions lack newer columns (null)."""
+    present = set(batch.schema.names)
+    unknown = present - set(schema.names)
+    if unknown:
+        raise CompactionError(f"columns a warehouse table does not have: {sorted(unknown)} "
+                              "(`agentsweep warehouse check` names the file)")
+    arrays = [batch.column(f.name).cast(f.type) if f.name in present
+              else pa.nulls(batch.num_rows, f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[int, int]:
+    """The compacted files of one table in ``staged``; (files written, rows)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    stem = f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
+    batches = _sorted_batches(files, table, staged)
+    count = rows = 0
+    pending: pa.RecordBatch | None = next(batches, None)
+    while pending is not None:
+        chunk: list[pa.RecordBatch] = []
+        in_file = 0
+        while pending is not None and in_file < ROWS_PER_FILE:
+            chunk.append(pending)
+            in_file += pending.num_rows
+            pending = next(batches, None)
+        write_parquet_batches(staged / f"{stem}-{count:04d}.parquet", table.arrow_schema(),
+                              chunk, ROW_GROUP_ROWS)
+        rows += in_file
+        count += 1
+    fsync_dir(staged)
+    return count, rows
+
+
+def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | None:
+    """One table of one run compacted and swapped in; None when there is nothing to do (no
+    folder, one file, or only compacted files: nothing written since the last compaction)."""
+    folder = table_dir(root, table.name) / f"run_id={run_id}"
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if len(files) < 2 or all(f.name.startswith("compact-") for f in files):
+        return None
+    needed = sum(f.stat().st_size for f in files) + WRITE_RESERVE_BYTES  # one more copy
+    free = free_bytes(folder)
+    if free < needed:
+        raise DiskFull(folder, free, needed)
+    staged = folder.with_name(f"{STAGING_PREFIX}{run_id}+{uuid.uuid4().hex[:12]}")
+    staged.mkdir()
+    try:
+        written, rows = _write_sorted(files, table, staged)
+    except Exception:  # an error (not a kill): nothing of it stays; the old set is untouched
+        shutil.rmtree(staged)
+        raise
+    finally:
+        shutil.rmtree(_spill(staged), ignore_errors=True)
+    try:
+        exchange_folders(staged, folder)  # the one step that makes the new set visible
+    except NoAtomicExchange as exc:
+        shutil.rmtree(staged)
+        raise CompactionError(f"{exc.filename}: {exc.strerror}; compaction needs an atomic "
+                              "exchange of two folders (Linux renameat2), refused") from None
+    _rescue_late_files(staged, folder, set(files))
+    shutil.rmtree(staged)
+    return TableCompaction(table.name, len(files), written, rows)
+
+
+def _rescue_late_files(old: Path, new: Path, compacted: set[Path]) -> None:
+    """Files renamed into the old folder after it was read (a writer without the run lock)
+    join the new set: their rows are in no compacted file."""
+    for path in sorted(old.glob("*.parquet")):
+        if new / path.name not in compacted:
+            move_file(path, new / path.name)
+
+
+def remove_leftovers(root: Path, run_id: str) -> list[Path]:
+    """The hidden folders an interrupted compaction of this run left, removed (never read)."""
+    found = _run_leftovers(root, run_id)
+    for path in found:
+        shutil.rmtree(path)
+    return found
+
+
+def compact_run(root: Path, run_id: str) -> list[TableCompaction]:
+    """Every table of one run compacted. The caller holds the run's lock."""
+    validate_run_id(run_id)
+    remove_leftovers(root, run_id)
+    done = []
+    for table in TABLES.values():
+        result = compact_table(root, table, run_id)
+        if result is not None:
+            done.append(result)
+    return done
