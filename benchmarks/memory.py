@@ -30,6 +30,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pipeline.util.procfs import cmdline, live_parents  # noqa: E402
+
 PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
 
 KINDS = (  # (kind, a piece of its command line), first match wins
@@ -52,26 +56,6 @@ KINDS = (  # (kind, a piece of its command line), first match wins
 
 
 # --- /proc ------------------------------------------------------------------------------------
-
-def _parents() -> dict[int, int]:
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    return parents
-
-
-def cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
 
 def names(pid: int, marker: str) -> bool:
     """Whether ``marker`` is in the process's command line or environment (a process that a
@@ -96,7 +80,7 @@ def rss_mib(pid: int) -> float:
 def run_tree(root: int, marker: str) -> set[int]:
     """``root`` and its descendants, plus every process naming ``marker`` (the run's Ray temp
     dir) in its command line or environment, and its descendants."""
-    parents = _parents()
+    parents = live_parents()
     children: dict[int, list[int]] = defaultdict(list)
     for pid, parent in parents.items():
         children[parent].append(pid)
