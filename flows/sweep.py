@@ -20,7 +20,7 @@ from prefect.utilities.annotations import quote
 
 from pipeline.execution.head import RayHeadLost
 from pipeline.execution.runlock import run_lock
-from pipeline.runtime import stack
+from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import refuse_existing
@@ -32,6 +32,7 @@ from pipeline.sweep.stages import (
     execute_plan,
     new_invocation_id,
     record_run,
+    services_ahead,
     summarize,
 )
 from warehouse.compact import CompactionError, compact_run
@@ -53,7 +54,10 @@ def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
     config = prepared.config
     with run_lock(config.run_id):
         refuse_existing(config, prepared.append)  # again: another driver may just have run it
-        with tags(*tags_of(config, kind)):
+        with services_ahead(config, prepared.plan), tags(*tags_of(config, kind)):
+            run_api = prefect_api.current()
+            if run_api is not None:  # started early (pipeline.runtime.prefect_api)
+                run_api.ready()
             return sweep_flow.with_options(flow_run_name=config.run_id)(config)
 
 

@@ -9,6 +9,7 @@ only with ``--resume`` (``--resume --run-id R`` alone reuses R's recorded grid) 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,6 +175,9 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
         if ending is not None:
             return ending
     mark("starting the Prefect flow")
+    from pipeline.runtime import prefect_api
+
+    _start_services_early(prepared)
     from flows.sweep import run_sweep
     from pipeline.execution.executor import RayStartError
 
@@ -195,11 +199,30 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
         return Ending(ExitCode.INTERRUPTED)
     finally:
         signal.signal(signal.SIGINT, previous)
+        from pipeline.execution.executor import cancel_early_ray
+
+        cancel_early_ray()  # started for a sweep that was refused at the last moment
     mark("done")
     from pipeline.runtime.prefect_state import mark_good
 
     mark_good(hygiene.prefect_home())
+    prefect_api.stop()
     return report(config, outcome, terminal)
+
+
+def _start_services_early(prepared: PreparedSweep) -> None:
+    """What a cold run would start one after another, started at once before Prefect's import
+    (seconds of the driver's CPU): the run's own Prefect API (pipeline.runtime.prefect_api)
+    and, for a sweep on a local Ray, that Ray. Each boots in processes of its own, on the other
+    core, while the driver imports Prefect; the flow and its execute stage find them."""
+    from pipeline.runtime import prefect_api
+
+    prefect_api.start()
+    if prepared.plan.pending and not prepared.config.ray_address and not os.environ.get(
+            "RAY_ADDRESS"):
+        from pipeline.execution.executor import start_local_ray_early
+
+        start_local_ray_early()
 
 
 def _disk_full(exc: BaseException, config: SweepConfig) -> bool:

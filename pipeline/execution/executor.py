@@ -45,7 +45,7 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
-from pipeline.runtime.local_ray import start_node, stop_node
+from pipeline.runtime.local_ray import NodeInThread
 from pipeline.runtime.phases import mark
 from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
@@ -54,6 +54,7 @@ from pipeline.util.version import source_fingerprint
 TICK_S = 1.0
 """Wall seconds between the executor's ticks: a head probe, a write of what is due."""
 SINGLE_MACHINE_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+DEFAULT_OBJECT_STORE_BYTES = 256 * 1024 * 1024
 PROVIDER_FAILURES = frozenset({"rate_limit", "timeout", "connection", "server_error",
                                "overloaded"})
 """Error kinds that say the provider failed (a harness error or a refused configuration does
@@ -157,6 +158,13 @@ class TrialWorker:
                 result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
         return WorkerOutput(result, gate.retry_after_s)
 
+    def preload(self) -> None:
+        """Import LiteLLM now, before the first trial needs it (a trial thread that needs it
+        meanwhile waits for this import, not for one of its own)."""
+        from pipeline.models.client import litellm_module
+
+        litellm_module()
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -223,6 +231,12 @@ class WorkerPool:
                            lifetime="detached", get_if_exists=True)
         return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot])
 
+    def preload(self) -> None:
+        """Every worker imports LiteLLM as soon as it has started (``TrialWorker.preload``);
+        nothing waits for it here."""
+        for actor in self.actors:
+            actor.preload.remote()
+
     def pick(self) -> tuple[int, int]:
         """The least loaded worker's slot and generation, counted as one more trial busy."""
         slot = min(range(self.size), key=self.load.__getitem__)
@@ -264,6 +278,15 @@ class WorkerPool:
 
 
 _pool: WorkerPool | None = None
+
+
+def sized_pool(ray: Any, max_in_flight: int, workers: int | None = None) -> WorkerPool:
+    """The pool a sweep of ``max_in_flight`` trials uses: ``workers`` actors (default one per
+    node), at most one per trial in flight, with threads enough for all of them. Asked for
+    before the trials (pipeline.sweep.stages.services_ahead), it starts the workers early and
+    ``execute`` finds them started."""
+    size = max(1, min(workers or default_workers(ray), max_in_flight))
+    return worker_pool(ray, size, math.ceil(max_in_flight / size))
 
 
 def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
@@ -320,8 +343,10 @@ def head_was_lost() -> None:
 _head_lost = False
 """The connected Ray lost its head during this session (pipeline.execution.head)."""
 
-_local_node: Any = None
+_local_node: NodeInThread | None = None
 """The local Ray this process started (pipeline.runtime.local_ray), stopped with the session."""
+_early_node: NodeInThread | None = None
+"""A local Ray started ahead of its session (``start_local_ray_early``), not joined yet."""
 
 _cluster_is_ours = True
 """Whether the connected Ray was started by this process (ray_session): its workers die with
@@ -330,7 +355,7 @@ it. A cluster we only joined outlives the run, and its workers stay warm."""
 
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None,
-                object_store_bytes: int = 256 * 1024 * 1024) -> Iterator[Any]:
+                object_store_bytes: int = DEFAULT_OBJECT_STORE_BYTES) -> Iterator[Any]:
     """Connect to a cluster, or start (and later stop) a local Ray kept on loopback."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     if not address or _is_loopback(address):
@@ -339,8 +364,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         os.environ[SINGLE_MACHINE_SWITCH] = "0"
     import ray
 
-    if ray.is_initialized():
-        yield ray
+    if ray.is_initialized():  # joined ahead (pipeline.sweep.stages.services_ahead)
+        with _sigterm_as_interrupt():  # again: a flow started since has its own handler
+            yield ray
         return
     common: dict[str, Any] = {
         "log_to_driver": False,
@@ -396,25 +422,50 @@ class RayStartError(RuntimeError):
 
 def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,
           common: dict[str, Any]) -> None:
-    global _local_node
+    global _local_node, _early_node
     if address:
         ray.init(address=address, namespace=WARM_NAMESPACE, **common)
         return
-    node = start_node(num_cpus, object_store_bytes,
-                      os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray"))
+    starter, _early_node = _early_node, None
+    if starter is None or starter.params != (num_cpus, object_store_bytes, _ray_temp_dir()):
+        if starter is not None:
+            starter.stop()
+        starter = NodeInThread(num_cpus, object_store_bytes, _ray_temp_dir())
     try:
-        ray.init(address=node.address, **common)
+        ray.init(address=starter.node().address, **common)
     except BaseException:  # Ctrl-C included: a node nobody joined must not outlive the call
-        stop_node(node)
+        starter.stop()
         raise
-    _local_node = node
+    _local_node = starter
+
+
+def start_local_ray_early(num_cpus: int | None = None,
+                          object_store_bytes: int = DEFAULT_OBJECT_STORE_BYTES) -> None:
+    """Start the local Ray a later ``ray_session()`` of this process joins (a cold run starts it
+    before Prefect's import and API, which then take their time beside it)."""
+    global _early_node
+    if _early_node is None:
+        os.environ[SINGLE_MACHINE_SWITCH] = "0"
+        _early_node = NodeInThread(num_cpus, object_store_bytes, _ray_temp_dir())
+
+
+def cancel_early_ray() -> None:
+    """Stop a local Ray started early that no session joined (its sweep was refused)."""
+    global _early_node
+    if _early_node is not None:
+        starter, _early_node = _early_node, None
+        starter.stop()
+
+
+def _ray_temp_dir() -> str:
+    return os.environ.get("RAY_TMPDIR", "/tmp/agentsweep-ray")
 
 
 def _stop_local_node() -> None:
     global _local_node
     if _local_node is not None:
         node, _local_node = _local_node, None
-        stop_node(node)
+        node.stop()
 
 
 def _is_loopback(address: str) -> bool:
@@ -462,10 +513,8 @@ class _Execution:
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
         self.packer = Packer(Plan(ctx, gates))
-        size = options.workers or default_workers(ray)
-        size = max(1, min(size, max_in_flight))
         mark("starting workers")
-        self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
+        self.pool = sized_pool(ray, max_in_flight, options.workers)
         self._first = True
         self.in_flight: dict[Any, _Flight] = {}
         self.finished = 0

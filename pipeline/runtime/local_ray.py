@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -81,3 +82,42 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
 def stop_node(node: Any) -> None:
     """Stop every process of a node started by ``start_node`` (gracefully first)."""
     node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
+
+
+class NodeInThread:
+    """A node started by ``start_node`` in a thread of its own, while this process goes on (a
+    cold run imports Prefect meanwhile). The thread lives as long as the node: the kernel's
+    parent-death signal that ties Ray's processes to their starter follows the starting
+    *thread*, so a thread that ended would take the node with it. ``node()`` waits for it;
+    ``stop()`` ends it."""
+
+    def __init__(self, num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> None:
+        self.params = (num_cpus, object_store_bytes, temp_dir)
+        self._started = threading.Event()
+        self._release = threading.Event()
+        self._node: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._keep, name="ray-node", daemon=True)
+        self._thread.start()
+
+    def _keep(self) -> None:
+        try:
+            self._node = start_node(*self.params)
+        except BaseException as exc:  # handed to the waiting thread by node()
+            self._error = exc
+        finally:
+            self._started.set()
+        if self._node is not None:
+            self._release.wait()
+            stop_node(self._node)
+
+    def node(self) -> Any:
+        """The started node (what ``start_node`` raised, if it failed)."""
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        return self._node
+
+    def stop(self) -> None:
+        self._release.set()
+        self._thread.join()

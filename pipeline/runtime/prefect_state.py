@@ -45,9 +45,14 @@ class DatabaseState:
 
 
 def own_database(home: Path) -> Path | None:
-    """The SQLite file this process's ephemeral Prefect API will open, or None when Prefect
-    runs elsewhere (an API URL, a database URL of its own)."""
-    if os.environ.get("PREFECT_API_URL") or os.environ.get(
+    """The SQLite file this process's ephemeral Prefect API will open (or opened: the run's
+    own, pipeline.runtime.prefect_api), or None when Prefect runs elsewhere (an API URL, a
+    database URL of its own)."""
+    from pipeline.runtime import prefect_api
+
+    run_api = prefect_api.current()
+    url = os.environ.get("PREFECT_API_URL")
+    if (url and (run_api is None or url != run_api.url)) or os.environ.get(
             "PREFECT_API_DATABASE_CONNECTION_URL") or os.environ.get(
             "PREFECT_SERVER_DATABASE_CONNECTION_URL"):
         return None

@@ -54,5 +54,11 @@ def prefect_lost_line(exc: BaseException, what: str, again: str) -> str | None:
     url = prefect_api_lost(exc)
     if url is None:
         return None
+    from pipeline.runtime import prefect_api
+
+    run_api = prefect_api.current()
+    if run_api is not None and run_api.url == url:  # the run's own: nothing to start again
+        return (f"error: the run's own Prefect API ({url}) stopped during {what}; every "
+                f"finished trial is saved. Continue with: {again}")
     return (f"error: the Prefect server at {url} stopped answering during {what}; every "
             f"finished trial is saved. Start it again (agentsweep up), then: {again}")

@@ -28,6 +28,8 @@ from rich.console import Console
 from pipeline.catalog import CatalogError, Suite, load_domain
 from pipeline.catalog.plain import plain_message
 from pipeline.models.config import ModelConfig
+from pipeline.models.litellm_prefixes import LITELLM_PREFIXES
+from pipeline.models.provider_keys import KEYS_OF_PROVIDER
 from pipeline.models.providers import provider_for, provider_named, registered_providers
 from pipeline.runtime import hygiene
 
@@ -118,6 +120,10 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     if key is not None:  # refused before LiteLLM's import (seconds)
         raise PreflightError(f"--model {model.name}: set {key} in the environment (the "
                              "provider's key; it is never stored or printed)")
+    if _known_without_litellm(target, api_base):
+        if api_base:
+            _check_reachable(model.name, api_base)
+        return
     litellm = litellm_module()
     try:
         litellm.get_llm_provider(target)
@@ -131,6 +137,15 @@ def _check_provider(model: ModelConfig, api_base: str | None) -> None:
     if missing:
         raise PreflightError(f"--model {model.name}: set {', '.join(missing)} in the "
                              "environment (the provider's key; it is never stored or printed)")
+
+
+def _known_without_litellm(target: str, api_base: str | None) -> bool:
+    """Nothing LiteLLM would add to the check (its import costs the driver seconds, on the
+    way to the first trial): a provider prefix it has, and either an endpoint of the model's own
+    or a well-known provider whose key ``missing_key`` found set."""
+    provider, slash, _ = target.partition("/")
+    return bool(slash) and provider in LITELLM_PREFIXES and (
+        api_base is not None or provider in KEYS_OF_PROVIDER)
 
 
 def _no_provider(model: ModelConfig) -> PreflightError:

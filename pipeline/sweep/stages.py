@@ -9,7 +9,8 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -193,10 +194,46 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
         progress.attempt(attempt)
 
     with progress:
-        mark("connecting to Ray" if config.ray_address else "starting a local Ray")
+        if not ray_connected():
+            mark("connecting to Ray" if config.ray_address else "starting a local Ray")
         with ray_session(config.ray_address) as ray:
             _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan, clock)
     return sink.statuses
+
+
+def ray_connected() -> bool:
+    """This process is connected to a Ray already (``services_ahead``)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
+
+
+@contextmanager
+def services_ahead(config: SweepConfig, sweep_plan: SweepPlan) -> Iterator[None]:
+    """Ray and the trial workers started before the flow, for a sweep with trials to run: a
+    local Ray starts, and the workers import their code, while Prefect's API and flow start
+    (on the other core) instead of after them. ``execute_plan`` finds the session connected and
+    the pool started; both end here, after the flow."""
+    if not sweep_plan.pending or ray_connected():
+        yield
+        return
+    from pipeline.execution.executor import ray_session, sized_pool
+
+    mark("connecting to Ray" if config.ray_address else "starting a local Ray")
+    with ray_session(config.ray_address) as ray:
+        mark("starting workers")
+        pool = sized_pool(ray, config.max_in_flight)
+        if _calls_litellm(sweep_plan):
+            pool.preload()
+        yield
+
+
+def _calls_litellm(sweep_plan: SweepPlan) -> bool:
+    """A trial of the plan calls a model through LiteLLM (not every one answers in process)."""
+    from pipeline.models.providers import provider_for
+
+    names = {spec.model.name for spec in sweep_plan.pending}
+    names |= {spec.user_model.name for spec in sweep_plan.pending if spec.user_model}
+    return any(not provider_for(name).answers_in_process for name in names)
 
 
 def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], specs: Any,

@@ -78,3 +78,43 @@ def test_the_stacks_ray_head_is_started_as_lean_unless_the_dashboard_is_asked_fo
     assert "--include-dashboard=true" in with_ui and "--include-dashboard=false" not in with_ui
     assert {"--dashboard-host=127.0.0.1", "--dashboard-port=8266"} <= set(with_ui)
     assert set(LEAN_START_FLAGS) - {"--include-dashboard=false"} <= set(with_ui)
+
+
+EARLY = """
+import json, os, time
+from pipeline.runtime import hygiene
+hygiene.apply()
+from pipeline.execution import executor
+from helpers.ray_processes import node_processes
+executor.start_local_ray_early(num_cpus=2, object_store_bytes=80 * 1024 * 1024)
+time.sleep(8)  # the node's start-up is long over: a node tied to an ended thread would be gone
+started = node_processes(os.environ["RAY_TMPDIR"])
+with executor.ray_session(num_cpus=2, object_store_bytes=80 * 1024 * 1024) as ray:
+    joined = node_processes(os.environ["RAY_TMPDIR"])
+    @ray.remote
+    def square(x):
+        return x * x
+    answer = ray.get(square.remote(7))
+print(json.dumps({"started": started, "joined": joined, "answer": answer}))
+"""
+
+
+def test_a_local_ray_started_early_in_a_thread_outlives_the_thread_and_is_the_one_joined(
+        ray_temp: str) -> None:
+    """A cold run starts its Ray before importing Prefect (pipeline.cli.run); Ray ties its
+    processes to the *thread* that started them, so that thread stays until the session ends."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "PREFECT"))}
+    env.update(RAY_TMPDIR=ray_temp, PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}")
+    done = subprocess.run([sys.executable, "-c", EARLY], capture_output=True,
+                          text=True, env=env, cwd=REPO, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["answer"] == 49
+    assert {kind_of(c) for c in seen["started"].values()} == LEAN
+    # the session joined the early node: no second GCS or raylet was started
+    assert set(seen["started"]) <= set(seen["joined"])
+    assert sum(kind_of(c) == "gcs_server" for c in seen["joined"].values()) == 1
+    deadline = time.monotonic() + 10
+    while node_processes(ray_temp) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not node_processes(ray_temp), "the early Ray outlived the run"

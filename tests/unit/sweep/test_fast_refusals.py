@@ -91,3 +91,17 @@ def test_a_resume_with_nothing_left_calls_no_provider(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe, run_id], env=clean_env(home),
                           cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.partition("\n")[0] == "0 False", done.stdout + done.stderr
+
+
+def test_a_model_with_its_own_endpoint_is_checked_without_litellm(tmp_path: Path) -> None:
+    """A known prefix with an ``--api-base`` (the reference server, a local server): LiteLLM
+    adds nothing to the check, and its import would cost the driver seconds before the first
+    trial. The endpoint is still probed: nothing listens on port 9."""
+    probe = PROBE.replace('["run", "--model", sys.argv[1]]',
+                          '["run", "--model", sys.argv[1], "--api-base", "http://127.0.0.1:9/v1"]')
+    done = subprocess.run([sys.executable, "-c", probe, "reference-http/golden"],
+                          env=clean_env(tmp_path / "home"), cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=False)
+    first, _, err = done.stdout.partition("\n")
+    assert first == "2 False", done.stdout + done.stderr
+    assert "api_base http://127.0.0.1:9 is not reachable" in " ".join(err.split())
