@@ -175,29 +175,52 @@ def overhead(ray: Any, root: Path, trials: int) -> dict[str, Any]:
 
 
 SERVER_CODE = """
-import sys
+import json, signal, sys, time
 from pipeline.reference import server
 from pipeline.models.faults import FaultProfile
 server._Handler.disable_nagle_algorithm = sys.argv[2] == "nodelay"
+arrivals = []
+decide = server.ReferenceHTTPServer.decide
+def timed(self, profile):
+    arrivals.append(time.time())
+    return decide(self, profile)
+server.ReferenceHTTPServer.decide = timed
+def dump(*_):
+    with open(sys.argv[3], "w") as out:
+        json.dump(arrivals, out)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, dump)
 server.serve_forever(0, FaultProfile(latency_ms=float(sys.argv[1])),
                      on_ready=lambda port: print(port, flush=True))
 """
 
 
-def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str, Any]:
+def active_rate(arrivals: list[float]) -> float:
+    """Calls/s while the sweep is in full flight: the requests between the 10th and the 90th
+    percentile of arrival times (the ramp-up and the tail left out)."""
+    times = sorted(arrivals)
+    low, high = len(times) // 10, len(times) * 9 // 10
+    span = times[high] - times[low]
+    return (high - low) / span if span > 0 else 0.0
+
+
+def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool, latency_ms: float,
+                  limit: int) -> dict[str, Any]:
     from pipeline.models.config import ModelConfig
     from pipeline.reference.reference import SCRIPT_KEY, golden_script
     from pipeline.sweep.stages import execute_plan
 
+    arrivals_file = root.parent / f"arrivals-{time.time_ns()}.json"
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER_CODE, str(LATENCY_MS), "nodelay" if nodelay else "-"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+        [sys.executable, "-c", SERVER_CODE, str(latency_ms), "nodelay" if nodelay else "-",
+         str(arrivals_file)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=REPO)
     try:
         assert server.stdout is not None
         api_base = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
-        run_id = f"latency-{'nodelay' if nodelay else 'shipped'}"
-        config = _config(root, run_id, trials, max_in_flight=2 * LIMIT,
-                         models=[ModelConfig("openai/golden", concurrency=LIMIT)])
+        run_id = f"latency-{'nodelay' if nodelay else 'shipped'}-{int(latency_ms)}-{limit}"
+        config = _config(root, run_id, trials, max_in_flight=2 * limit,
+                         models=[ModelConfig("openai/golden", concurrency=limit)])
         sweep_plan = _plan(config, trials)
         pending = [replace(s, extra={"api_base": api_base, "api_key": "sk-bench-not-a-key",
                                      "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})
@@ -212,11 +235,14 @@ def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool) -> dict[str,
         server_cpu = cpu_s(server.pid) - server_cpu
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=30)
+    arrivals = json.loads(arrivals_file.read_text()) if arrivals_file.exists() else []
     calls = _calls(root, run_id)
+    ceiling = limit * 1000 / latency_ms
     return {"trials": sum(statuses.values()), "statuses": statuses, "model_calls": calls,
-            "wall_s": wall, "calls_per_s": calls / wall,
-            "fraction_of_limit": calls / wall / (LIMIT * 1000 / LATENCY_MS),
+            "wall_s": wall, "calls_per_s": calls / wall, "latency_ms": latency_ms,
+            "limit": limit, "fraction_of_limit": calls / wall / ceiling,
+            "active_fraction_of_limit": active_rate(arrivals) / ceiling,
             "worker_startup_s": startup,
             "cpu_ms_per_call": {**{k: 1000 * v / calls for k, v in cpu.items()},
                                 "server": 1000 * server_cpu / calls}}
@@ -268,11 +294,18 @@ def _print_overhead(result: dict[str, Any]) -> None:
 
 def _print_latency(result: dict[str, Any], label: str) -> None:
     cpu = result["cpu_ms_per_call"]
-    print(f"(b) latency-bound, server {label}: {result['model_calls']} calls of {LATENCY_MS} ms, "
-          f"limit {LIMIT}, in {result['wall_s']:.1f} s")
+    latency_ms, limit = result["latency_ms"], result["limit"]
+    ceiling = limit * 1000 / latency_ms
+    per_call = sum(v for k, v in cpu.items() if k != "server")
+    cores = os.cpu_count() or 1
+    print(f"(b) latency-bound, server {label}: {result['model_calls']} calls of "
+          f"{latency_ms:.0f} ms, limit {limit}, in {result['wall_s']:.1f} s")
     print(f"    {result['calls_per_s']:.0f} calls/s = {result['fraction_of_limit']:.2f} of "
-          f"{LIMIT * 1000 // LATENCY_MS}/s; CPU per call: workers {cpu['workers']:.2f} ms, "
-          f"driver {cpu['driver']:.2f}, Ray {cpu['ray']:.2f}, server {cpu['server']:.2f}")
+          f"{ceiling:.0f}/s over the whole sweep, {result['active_fraction_of_limit']:.2f} in "
+          f"full flight (10th-90th percentile of arrivals)")
+    print(f"    CPU per call: workers {cpu['workers']:.2f} ms, driver {cpu['driver']:.2f}, "
+          f"Ray {cpu['ray']:.2f}, server {cpu['server']:.2f}; CPU ceiling "
+          f"{cores} cores / {per_call:.2f} ms = {1000 * cores / per_call:.0f} calls/s")
     print(f"    statuses {result['statuses']}")
 
 
@@ -294,6 +327,12 @@ def main() -> None:
     parser.add_argument("--only", default="a,b,c")
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--latency-trials", type=int, default=600)
+    parser.add_argument("--latency-ms", type=float, default=LATENCY_MS,
+                        help="each answer of the latency-bound server (b)")
+    parser.add_argument("--limit", type=int, default=LIMIT,
+                        help="concurrent calls allowed in (b); twice as many trials in flight")
+    parser.add_argument("--no-nodelay", action="store_true",
+                        help="(b) with the server as shipped only")
     parser.add_argument("--memory-sizes", default="1000,20000")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -311,9 +350,11 @@ def main() -> None:
                              object_store_bytes=256 * 1024 * 1024) as ray:
                 if "a" in only:
                     _print_overhead(overhead(ray, root / "wh", args.trials))
+                variants = [False] if args.no_nodelay else [False, True]
                 for nodelay, label in itertools.product(
-                        [False, True] if "b" in only else [], ["as shipped"]):
-                    _print_latency(latency_bound(ray, root / "wh", args.latency_trials, nodelay),
+                        variants if "b" in only else [], ["as shipped"]):
+                    _print_latency(latency_bound(ray, root / "wh", args.latency_trials, nodelay,
+                                                 args.latency_ms, args.limit),
                                    "with TCP_NODELAY" if nodelay else label)
         finally:
             shutil.rmtree(root, ignore_errors=True)

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.models.config import ModelConfig
-from pipeline.models.litellm_overhead import pricing_options, quiet_call
+from pipeline.models.litellm_overhead import pricing_options, quiet_call, quiet_service_timing
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
 from pipeline.util.redact import redact
@@ -93,8 +93,12 @@ def litellm_module() -> Any:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         import litellm
 
+        from pipeline.models import http_pools
+
         litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
         install_providers(litellm)
+        http_pools.install(litellm)
+        quiet_service_timing(litellm)
         _litellm = litellm
     return _litellm
 

@@ -16,6 +16,11 @@ it is left alone as soon as a user configures one (``logging_configured``). With
   has no public switch for it. ``quiet_call`` runs the call as LiteLLM runs its own nested
   calls (``litellm._internal_context.internal_sub_call``): nothing is submitted. If a LiteLLM
   release drops that context, calls run as before (logged); a test counts the submissions.
+- **Timing events**: every provider request is timed for LiteLLM's *service* callbacks (its
+  Prometheus, Datadog or OTel service loggers), and a blocking caller in a thread without an
+  event loop (every trial thread) gets a new event loop per call to run the hook, which then
+  finds no service callback. ``quiet_service_timing`` puts a logger in LiteLLM's place that
+  runs the hook only when ``litellm.service_callback`` has an entry, read at each call.
 """
 
 from __future__ import annotations
@@ -79,3 +84,21 @@ def quiet_call(litellm: Any, options: Mapping[str, Any]) -> AbstractContextManag
     except ImportError:  # a LiteLLM without it: its usual logging, nothing else changes
         return nullcontext()
     return internal_sub_call()
+
+
+def quiet_service_timing(litellm: Any) -> None:
+    """LiteLLM's request-timing hook runs only when a service callback is configured (read at
+    each call: one configured later is honoured). Its logger is LiteLLM's own, subclassed."""
+    from litellm._service_logger import ServiceLogging
+    from litellm.litellm_core_utils import logging_utils
+
+    class OnlyWhenConfigured(ServiceLogging):
+        def service_success_hook(self, *args: Any, **kwargs: Any) -> None:
+            if litellm.service_callback:
+                super().service_success_hook(*args, **kwargs)
+
+        def service_failure_hook(self, *args: Any, **kwargs: Any) -> None:
+            if litellm.service_callback:
+                super().service_failure_hook(*args, **kwargs)
+
+    logging_utils._service_logger = OnlyWhenConfigured()  # type: ignore[assignment]

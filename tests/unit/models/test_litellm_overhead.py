@@ -158,3 +158,73 @@ def test_the_recorded_cost_is_the_providers_report_only(litellm: Any, reporting:
     reply = client.complete(USER, None)
     assert reply.content == "ok" and reply.input_tokens == 3
     assert reply.cost_usd == recorded
+
+
+@pytest.fixture
+def event_loops(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Event loops made by ``asyncio.run`` (LiteLLM's service hook, in a thread without one)."""
+    import asyncio
+
+    made: list[object] = []
+    real = asyncio.run
+
+    def counting(main: Any, **kwargs: Any) -> Any:
+        made.append(main)
+        return real(main, **kwargs)
+
+    monkeypatch.setattr(asyncio, "run", counting)
+    return made
+
+
+def _in_a_fresh_thread(call: Callable[[], Any]) -> Any:
+    """As a trial thread runs it: no event loop of its own."""
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(call()))
+    worker.start()
+    worker.join(timeout=60)
+    return out[0]
+
+
+def test_no_event_loop_is_made_per_call_for_timing_nobody_reads(
+        server: ServerHandle, event_loops: list[object]) -> None:
+    client = reference_client(server)
+    for _ in range(3):
+        assert _in_a_fresh_thread(lambda: client.complete(USER, None).content) == "done."
+    assert event_loops == []
+
+
+def test_a_configured_service_callback_still_gets_its_timing(
+        litellm: Any, server: ServerHandle, event_loops: list[object],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from litellm._service_logger import ServiceLogging
+
+    timed: list[str] = []
+
+    async def record(self: Any, *args: Any, **kwargs: Any) -> None:
+        timed.append(kwargs.get("call_type", ""))
+
+    monkeypatch.setattr(ServiceLogging, "async_service_success_hook", record)
+    monkeypatch.setattr(litellm, "service_callback", ["prometheus_system"])
+    client = reference_client(server)
+    assert _in_a_fresh_thread(lambda: client.complete(USER, None).content) == "done."
+    assert timed and event_loops  # LiteLLM's own path: its hook ran, on a loop of its own
+
+
+def test_each_thread_keeps_its_own_connection(litellm: Any, server: ServerHandle) -> None:
+    """Calls of one thread reuse its connection; threads never share (or wait for) one
+    (pipeline.models.http_pools)."""
+    from pipeline.models.http_pools import PerThreadTransport
+
+    transport = litellm.client_session._transport
+    assert isinstance(transport, PerThreadTransport)
+    client = reference_client(server)
+
+    def two_calls() -> tuple[int, int]:
+        client.complete(USER, None)
+        first = id(transport.current())
+        client.complete(USER, None)
+        return first, id(transport.current())
+
+    a_first, a_second = _in_a_fresh_thread(two_calls)
+    b_first, _ = _in_a_fresh_thread(two_calls)
+    assert a_first == a_second and a_first != b_first
