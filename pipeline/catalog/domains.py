@@ -195,7 +195,14 @@ class Domain:
 
 def load_domain(name: str, folder: Path | None = None) -> Domain:
     """Load a domain by name from the catalog roots (or from ``folder``); cached per folder."""
-    return _load(folder.resolve() if folder is not None else domain_folder(name))
+    return _load(_resolved(folder) if folder is not None else domain_folder(name))
+
+
+@cache
+def _resolved(folder: Path) -> Path:
+    """``folder`` with its links resolved, once per process (every trial names its domain's
+    folder; resolving it is a system call per path component)."""
+    return folder.resolve()
 
 
 @cache
