@@ -4,10 +4,11 @@
 them in ``AGENTSWEEP_HOME/stack/stack.json``; later runs in that home attach to them instead of
 starting an ephemeral Ray and an ephemeral Prefect API each time, and their trial workers stay
 warm between runs (pipeline.execution.executor). ``agentsweep down`` stops both. Each service runs
-in a
-session of its own (``ray start --block``, ``prefect server start``), so stopping it means
+in a session of its own (``ray start``, ``prefect server start``), so stopping it means
 signalling that session: nothing else on the machine is touched (``ray stop`` would stop every
-Ray here).
+Ray here). ``ray start`` is not kept running (``--block``) beside the node: it would be a Python
+process of about 100 MiB that only waits; the node's processes keep its session id after it
+exits.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     temp_dir = f"/tmp/agentsweep-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
     say("starting Ray head")
     dashboard_port = _free_port() if dashboard else None
-    ray = _spawn([str(Path(sys.executable).parent / "ray"), "start", "--block", "--head",
+    ray = _spawn([str(Path(sys.executable).parent / "ray"), "start", "--head",
                   f"--node-ip-address={HOST}", f"--port={ray_port}",
                   f"--num-cpus={cpus or os.cpu_count() or 1}",
                   *_dashboard_flags(dashboard_port),
@@ -246,13 +247,16 @@ def _session_alive(session: int) -> bool:
 
 
 def _stop_session(session: int, grace_s: float = 15.0) -> None:
-    """SIGTERM the session's leader (``ray start --block`` then stops its node), then
-    everything left in the session; SIGKILL whatever outlives that."""
+    """SIGTERM the session's leader while it runs (``prefect server start`` then stops its
+    server), then everything left in the session (the processes of a Ray node, whose ``ray
+    start`` has exited); SIGKILL whatever outlives that."""
     for leader_only, sig, wait in ((True, signal.SIGTERM, grace_s),
                                    (False, signal.SIGTERM, 5.0), (False, signal.SIGKILL, 5.0)):
         pids = session_pids(session)
         if not pids:
             return
+        if leader_only and session not in pids:
+            continue
         for pid in [session] if leader_only else pids:
             try:
                 os.kill(pid, sig)
