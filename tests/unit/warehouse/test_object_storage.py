@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from unit.warehouse.test_compact import RUN, _batch
 
-from warehouse import objectstore, writer
+from warehouse import compact, objectstore, writer
+from warehouse.check import check_warehouse, leftover_paths
+from warehouse.compact import compact_run
 from warehouse.location import LocationError, S3Location, parse_location
 from warehouse.objectstore import committed_parts, uncommitted, vacuum
 from warehouse.query import run_named, run_sql, run_user_sql
@@ -86,3 +88,91 @@ def test_a_batch_that_fails_before_its_commit_removes_its_parts(
 def test_an_empty_bucket_has_typed_empty_views(s3_warehouse: S3Location) -> None:
     assert run_sql(s3_warehouse, "SELECT count(*) FROM trials").rows == [(0,)]
     assert run_named(s3_warehouse, "runs_list").rows == []
+
+
+EVENTS_SQL = "SELECT trial_id, seq, content FROM events ORDER BY trial_id, seq"
+
+
+def _filled(root: S3Location, batches: int = 4) -> WarehouseWriter:
+    out = WarehouseWriter(root, RUN)
+    for b in range(batches):
+        out.write_batch(_batch(b * 4, 4))
+    return out
+
+
+def test_compaction_swaps_in_one_commit_record_and_keeps_every_row(
+        s3_warehouse: S3Location) -> None:
+    _filled(s3_warehouse)
+    before = (_rows(s3_warehouse), run_sql(s3_warehouse, EVENTS_SQL).rows)
+    done = compact_run(s3_warehouse, RUN)
+    assert {t.table: (t.files_before, t.files_after) for t in done}["trials"] == (4, 1)
+    assert (_rows(s3_warehouse), run_sql(s3_warehouse, EVENTS_SQL).rows) == before
+    parts = committed_parts(s3_warehouse)
+    assert all(len(parts[t]) == 1 for t in ("trials", "events", "checks", "attempts"))
+    assert len(objectstore.live_records(s3_warehouse)) == 1
+    assert uncommitted(s3_warehouse) == []  # the replaced parts and records are gone
+    assert compact_run(s3_warehouse, RUN) == []  # nothing written since
+    # a resumed invocation adds beside the compacted files; the next compaction takes both
+    WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(100, 2))
+    assert len(_rows(s3_warehouse)) == 18
+    assert [t.files_after for t in compact_run(s3_warehouse, RUN)] == [1, 1, 1, 1]
+    assert len(_rows(s3_warehouse)) == 18
+
+
+def test_a_crash_before_the_compaction_commit_leaves_the_old_set(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    before = run_sql(s3_warehouse, EVENTS_SQL).rows
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # stands for a kill: and nothing cleans up after it
+    monkeypatch.setattr(compact, "commit_replacement", killed)
+    monkeypatch.setattr(compact, "delete_objects", lambda *a, **k: None)
+    with pytest.raises(KeyboardInterrupt):
+        compact_run(s3_warehouse, RUN)
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before
+    garbage = uncommitted(s3_warehouse)
+    assert garbage and all("/compact-" in g.key for g in garbage)
+    vacuum(s3_warehouse, timedelta(0))
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before and uncommitted(s3_warehouse) == []
+
+
+def test_a_crash_after_the_compaction_commit_leaves_the_new_set_once(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    before = run_sql(s3_warehouse, EVENTS_SQL).rows
+    monkeypatch.setattr(compact, "remove_replaced", lambda *a, **k: None)
+    compact_run(s3_warehouse, RUN)
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before  # each row once
+    why = {g.why for g in uncommitted(s3_warehouse)}
+    assert why == {"no commit record names it", "a commit record a compaction replaced"}
+    vacuum(s3_warehouse, timedelta(0))
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before and uncommitted(s3_warehouse) == []
+
+
+def test_a_batch_committed_during_a_compaction_stays_visible(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    real = compact._write_sorted_objects
+    late: list[int] = []
+
+    def with_a_judge(*args: Any) -> Any:
+        if not late:  # another writer (no run lock) commits while the run is being compacted
+            late.append(1)
+            WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(200, 1))
+        return real(*args)
+    monkeypatch.setattr(compact, "_write_sorted_objects", with_a_judge)
+    compact_run(s3_warehouse, RUN)
+    assert len(_rows(s3_warehouse)) == 17
+
+
+def test_check_reads_committed_objects_and_names_a_damaged_one(
+        s3_warehouse: S3Location) -> None:
+    _filled(s3_warehouse, 2)
+    count, damaged = check_warehouse(s3_warehouse)
+    assert count == 8 and damaged == []
+    key = committed_parts(s3_warehouse)["trials"][0]
+    objectstore.put_object(s3_warehouse, key, b"PAR1 not parquet at all PAR1")
+    count, damaged = check_warehouse(s3_warehouse)
+    assert [d.path for d in damaged] == [f"{s3_warehouse}/{key}"]
+    assert leftover_paths(s3_warehouse) == []
