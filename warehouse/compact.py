@@ -69,6 +69,7 @@ from warehouse.objectstore import (
     live_records,
     part_key,
     remove_replaced,
+    run_ids,
 )
 from warehouse.query import sql_text
 from warehouse.schema import TABLES, Table
@@ -107,8 +108,10 @@ def sort_columns(table: Table) -> list[str]:
     return [c for c in (*CELL_ORDER, *TRIAL_ORDER) if c in names]
 
 
-def run_folders(root: Path) -> list[str]:
-    """Every run id that has a folder in some table."""
+def run_folders(root: Root) -> list[str]:
+    """Every run id that has a folder in some table (on object storage: a commit record)."""
+    if isinstance(root, S3Location):
+        return run_ids(root)
     found = {p.name.removeprefix("run_id=") for name in TABLES
              for p in table_dir(root, name).glob("run_id=*") if p.is_dir()}
     return sorted(found)

@@ -38,6 +38,7 @@ from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import MemoryMode
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
+from warehouse.location import Root
 from warehouse.writer import WarehouseError, validate_run_id
 
 OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
@@ -113,7 +114,7 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
     return validate_located(SweepSpec, data, path, lines), lines
 
 
-def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None
+def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None = None
               ) -> SweepConfig:
     """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
     repeats: explicit command-line values) win over the file."""
