@@ -38,7 +38,7 @@ from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import MemoryMode
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
-from warehouse.location import Root
+from warehouse.location import LocationError, Root, parse_location
 from warehouse.writer import WarehouseError, validate_run_id
 
 OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
@@ -88,6 +88,9 @@ class SweepSpec(BaseModel):
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
     ray_address: str | None = None
     """Default: ``RAY_ADDRESS`` or a local Ray."""
+    warehouse: str | None = None
+    """Where this sweep writes: a folder (relative to the spec) or ``s3://bucket/prefix``.
+    Default: ``AGENTSWEEP_WAREHOUSE``, else ``AGENTSWEEP_HOME/warehouse``."""
 
     @field_validator("models", mode="before")
     @classmethod
@@ -101,6 +104,18 @@ class SweepSpec(BaseModel):
     @classmethod
     def _named_user_model(cls, value: Any) -> Any:
         return _named(value)
+
+
+def _warehouse(named: str | None, base: Path, fail: _Locator) -> Root | None:
+    """The spec's ``warehouse:`` (a folder relative to the spec, or an S3 location)."""
+    if named is None:
+        return None
+    try:
+        found = parse_location(named)
+    except LocationError as exc:
+        fail(("warehouse",), str(exc))
+        return None
+    return (base / found).resolve() if isinstance(found, Path) else found
 
 
 def _named(value: Any) -> Any:
@@ -141,6 +156,7 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
     if len(suites) == len(spec.suites):  # a missing suite's scenarios cannot be known
         _check_scenarios(spec.scenarios, suites, fail)
     repeats = _repeats(spec, fail)
+    warehouse = _warehouse(spec.warehouse, path.parent, fail) or warehouse
     raise_all(fail.errors)
     args: dict[str, Any] = {
         "catalogs": catalogs,
