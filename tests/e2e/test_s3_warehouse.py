@@ -34,6 +34,8 @@ BIN = Path(sys.executable).parent
 GRID = len(load_suite(MEETING_SUITE).scenarios) * 2
 ARGS = ("--suite", str(MEETING_SUITE), "--repeats", "2", "--memory-mode", "chat")
 CANARY = "sk-canary-s3-0123456789abcdef"
+AWS_CANARY = "aws-canary-secret-0123456789abcdefXYZ"
+"""The secret access key the commands get: it must never be printed, logged or stored."""
 
 
 def _foreign(trace: Path) -> set[str]:
@@ -46,7 +48,8 @@ def _agentsweep(home: Path, root: S3Location, endpoint: str, *args: str,
                 strace_to: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_", "AWS_"))}
     env.update(DUMMY_ENV, AGENTSWEEP_HOME=str(home), AGENTSWEEP_WAREHOUSE=str(root),
-               AWS_ENDPOINT_URL=endpoint, AGENTSWEEP_PROGRESS="0", ACME_API_KEY=CANARY)
+               AWS_ENDPOINT_URL=endpoint, AGENTSWEEP_PROGRESS="0", ACME_API_KEY=CANARY,
+               AWS_SECRET_ACCESS_KEY=AWS_CANARY)
     command = [str(BIN / "agentsweep"), *args]
     if strace_to is not None:
         command = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
@@ -75,9 +78,12 @@ def test_a_sweep_on_object_storage_is_read_resumed_compared_and_locked(
     home = tmp_path / "home"
     trace = tmp_path / "connect.txt"
 
+    said: list[str] = []
+
     def run(*args: str, strace: bool = False) -> subprocess.CompletedProcess[str]:
-        return _agentsweep(home, bucket, s3_endpoint, *args,
-                           strace_to=trace if strace else None)
+        done = _agentsweep(home, bucket, s3_endpoint, *args, strace_to=trace if strace else None)
+        said.append(done.stdout + done.stderr)
+        return done
 
     first = run("run", *ARGS, "--run-id", "base", strace=True)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -140,7 +146,11 @@ def test_a_sweep_on_object_storage_is_read_resumed_compared_and_locked(
     final = run("sql", "--format", "json", "select count(*) as n from trials_all")
     assert json.loads(final.stdout)[0]["n"] == GRID * 3
 
-    leaked = [o["Key"] for o in client().list_objects_v2(Bucket=bucket.bucket)["Contents"]
-              if CANARY.encode() in client().get_object(
-                  Bucket=bucket.bucket, Key=o["Key"])["Body"].read()]
-    assert leaked == []
+    stored = [client().get_object(Bucket=bucket.bucket, Key=o["Key"])["Body"].read()
+              for o in client().list_objects_v2(Bucket=bucket.bucket)["Contents"]]
+    for canary in (CANARY, AWS_CANARY):
+        assert not any(canary.encode() in body for body in stored)
+        assert not any(canary in text for text in said)
+        found = subprocess.run(["grep", "-r", "-l", canary, str(home)], capture_output=True,
+                               text=True, check=False)
+        assert found.stdout == ""
