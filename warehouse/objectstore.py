@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,6 +39,8 @@ from warehouse.schema import TABLES
 COMMITS = "_commits"
 """Where commit records live, beside the table folders."""
 RECORD_FORMAT = 1
+READERS = 8
+"""Commit records read at once (each is one small GET)."""
 CONFLICT_STATUS = frozenset({409, 412})
 """What S3 answers when a conditional write loses (412 Precondition Failed; 409 while another
 conditional write of the same key is in flight)."""
@@ -145,9 +148,19 @@ def _record_keys(loc: S3Location, runs: Sequence[str] | None) -> list[str]:
                   if k.endswith(".json"))
 
 
+def _read_records(loc: S3Location, keys: Sequence[str]) -> list[CommitRecord]:
+    """The records at ``keys`` (those still there), read a few at a time: one GET each."""
+    if len(keys) < 2:
+        found = [_read_record(loc, k) for k in keys]
+    else:
+        with ThreadPoolExecutor(min(READERS, len(keys))) as pool:
+            found = list(pool.map(lambda k: _read_record(loc, k), keys))
+    return [r for r in found if r is not None]
+
+
 def live_records(loc: S3Location, runs: Sequence[str] | None = None) -> list[CommitRecord]:
     """The commit records no compaction replaced (of ``runs``, or of every run)."""
-    records = [r for k in _record_keys(loc, runs) if (r := _read_record(loc, k)) is not None]
+    records = _read_records(loc, _record_keys(loc, runs))
     replaced = {k for r in records for k in r.replaces}
     return [r for r in records if r.key not in replaced]
 
@@ -202,7 +215,7 @@ def uncommitted(loc: S3Location, older_than: timedelta = timedelta(0)) -> list[G
     # Parts first, records after: a batch committed in between is then seen as committed.
     parts = [(k, m) for table in TABLES for k, m in list_objects(loc, f"{table}/run_id=")
              if k.endswith(".parquet")]
-    records = [r for k in _record_keys(loc, None) if (r := _read_record(loc, k)) is not None]
+    records = _read_records(loc, _record_keys(loc, None))
     replaced = {k for r in records for k in r.replaces}
     live = {p for r in records if r.key not in replaced for ps in r.parts.values() for p in ps}
     modified = dict(list_objects(loc, f"{COMMITS}/"))
