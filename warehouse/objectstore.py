@@ -26,8 +26,9 @@ crash before that leaves them as garbage for ``vacuum``, never visible twice.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -72,6 +73,31 @@ def _status(exc: Exception) -> int | None:
         return None
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     return status if isinstance(status, int) else None
+
+
+_guards: dict[tuple[S3Location, str], Callable[[], None]] = {}
+_guards_lock = threading.Lock()
+
+
+def commit_guard(loc: S3Location, run_id: str, check: Callable[[], None]) -> Callable[[], None]:
+    """``check`` called before every commit record of the run is written in this process (the
+    run's lease: it raises when the lease was lost); returns what removes it again."""
+    with _guards_lock:
+        _guards[(loc, run_id)] = check
+
+    def remove() -> None:
+        with _guards_lock:
+            if _guards.get((loc, run_id)) is check:
+                del _guards[(loc, run_id)]
+    return remove
+
+
+def check_guard(loc: S3Location, run_id: str) -> None:
+    """Raise what the run's guard raises (nothing when no guard is set)."""
+    with _guards_lock:
+        check = _guards.get((loc, run_id))
+    if check is not None:
+        check()
 
 
 def put_object(loc: S3Location, key: str, body: bytes, *, if_none_match: bool = False,
@@ -183,6 +209,7 @@ def run_ids(loc: S3Location) -> list[str]:
 def commit_replacement(loc: S3Location, run_id: str, parts: Mapping[str, list[str]],
                        replaces: Sequence[CommitRecord]) -> CommitRecord:
     """One compaction record: ``parts`` visible, the ``replaces`` records not, in one PUT."""
+    check_guard(loc, run_id)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     record = CommitRecord(record_key(run_id, f"compact-{stamp}-{uuid.uuid4().hex[:12]}"),
                           run_id, "compaction", {t: list(p) for t, p in parts.items()},

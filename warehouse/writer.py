@@ -24,7 +24,14 @@ import pyarrow.parquet as pq
 from warehouse.atomic import atomic_path
 from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location, filesystem
-from warehouse.objectstore import CommitRecord, delete_objects, part_key, put_object, record_key
+from warehouse.objectstore import (
+    CommitRecord,
+    check_guard,
+    delete_objects,
+    part_key,
+    put_object,
+    record_key,
+)
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -122,6 +129,7 @@ def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.
             parts[name] = [key]
         record = CommitRecord(record_key(run_id, part.removesuffix(".parquet")), run_id,
                               "batch", parts)
+        check_guard(loc, run_id)  # a driver that lost the run's lease commits nothing more
         put_object(loc, record.key, record.body(), if_none_match=True)
     except BaseException:
         delete_objects(loc, written)

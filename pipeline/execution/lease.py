@@ -10,7 +10,13 @@ lease has expired, the next driver takes it over (again with ``If-Match``, so of
 taking over only one wins) and says whose lease it took and since when it had expired.
 
 A holder whose renewal finds the lease changed (it was paused past its time to live and another
-driver took over) marks the lease ``lost``; ``check`` then raises ``LeaseLost``.
+driver took over) marks the lease ``lost``; so does one that could not renew it for a whole time
+to live (the store unreachable: another driver may take it over by now). ``check`` then raises
+``LeaseLost``; while the lease is held, every commit of the run's batches asks ``check`` first
+(``warehouse.objectstore.commit_guard``), so a driver that lost its lease writes no more
+visible rows. (S3 cannot make one PUT conditional on another object: a driver paused between
+its check and its commit PUT may still land that one batch. Its rows are the same trials' rows
+as the new holder's, and the views keep one row per trial.)
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,7 +34,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from warehouse.location import S3Location
-from warehouse.objectstore import CommitConflict, delete_objects, get_object, put_object
+from warehouse.objectstore import (
+    CommitConflict,
+    commit_guard,
+    delete_objects,
+    get_object,
+    put_object,
+)
 
 LEASE_TTL = timedelta(seconds=60)
 """How long a lease lasts without a heartbeat (``AGENTSWEEP_LEASE_SECONDS``)."""
@@ -70,6 +83,8 @@ class Lease:
     took_over: str | None = None
     """Whose expired lease this driver took over (a sentence), or None."""
     lost: bool = False
+    renewed: float = field(default_factory=time.monotonic)
+    """When the lease was last written by this driver (monotonic seconds)."""
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def body(self, now: datetime) -> bytes:
@@ -80,11 +95,14 @@ class Lease:
         try:
             self.etag = put_object(self.loc, lease_key(self.run_id), self.body(now),
                                    if_match=self.etag)
+            self.renewed = time.monotonic()
         except CommitConflict:
             self.lost = True
             log.error("the lease of run %s was taken over by another driver", self.run_id)
 
     def check(self) -> None:
+        if time.monotonic() - self.renewed > self.ttl.total_seconds():
+            self.lost = True  # not renewed for a whole time to live: no longer ours to trust
         if self.lost:
             raise LeaseLost(f"run {self.run_id}: another driver took over this run's lease "
                             "(this driver missed its heartbeats); stop, and resume later")
@@ -147,7 +165,11 @@ def acquire(loc: S3Location, run_id: str, ttl: timedelta,
 
 def _heartbeat(lease: Lease, now: Callable[[], datetime]) -> None:
     while not lease._stop.wait(lease.ttl.total_seconds() / 3) and not lease.lost:
-        lease.renew(now())
+        try:
+            lease.renew(now())
+        except Exception as exc:  # the store unreachable for a moment: try again next beat
+            log.warning("run %s: the lease could not be renewed (%s); trying again",
+                        lease.run_id, type(exc).__name__)
 
 
 def release(lease: Lease) -> None:
@@ -164,12 +186,14 @@ def run_lease(loc: S3Location, run_id: str, ttl: timedelta | None = None,
     lease = acquire(loc, run_id, ttl or lease_ttl(), now)
     if lease.took_over:
         log.warning("%s", lease.took_over)
+    unguard = commit_guard(loc, run_id, lease.check)
     beat = threading.Thread(target=_heartbeat, args=(lease, now), daemon=True,
                             name=f"lease-{run_id}")
     beat.start()
     try:
         yield lease
     finally:
+        unguard()
         lease._stop.set()
         beat.join()
         if not lease.lost:

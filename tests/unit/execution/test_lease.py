@@ -98,3 +98,36 @@ def test_a_driver_whose_lease_was_taken_over_knows(s3_warehouse: S3Location) -> 
     assert lease.lost
     with pytest.raises(LeaseLost, match="took over"):
         lease.check()
+
+
+def test_a_driver_that_lost_its_lease_commits_no_more_batches(s3_warehouse: S3Location) -> None:
+    from unit.warehouse.test_compact import _batch
+
+    from warehouse.objectstore import committed_parts, uncommitted
+    from warehouse.writer import WarehouseWriter
+
+    late = datetime.now(UTC) + timedelta(minutes=5)
+    with run_lease(s3_warehouse, "r1", timedelta(seconds=30)) as lease:
+        out = WarehouseWriter(s3_warehouse, "r1")
+        out.write_batch(_batch(0, 1))  # held: committed
+        acquire(s3_warehouse, "r1", timedelta(seconds=30), now=lambda: late)  # taken over
+        lease.renew(datetime.now(UTC))
+        with pytest.raises(LeaseLost):
+            out.write_batch(_batch(1, 1))
+    assert len(committed_parts(s3_warehouse)["trials"]) == 1
+    assert uncommitted(s3_warehouse) == []  # the refused batch's parts went with it
+
+
+def test_a_lease_not_renewed_for_its_time_to_live_is_not_trusted(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.execution import lease as lease_module
+
+    def unreachable(*args: object, **kwargs: object) -> str:
+        raise ConnectionError("the store is unreachable")
+
+    with run_lease(s3_warehouse, RUN, timedelta(seconds=0.6)) as lease:
+        monkeypatch.setattr(lease_module, "put_object", unreachable)
+        time.sleep(1.0)  # heartbeats fail (and are retried), the time to live passes
+        with pytest.raises(LeaseLost):
+            lease.check()
+        monkeypatch.undo()
