@@ -44,12 +44,17 @@ def _foreign(trace: Path) -> set[str]:
     return _foreign_addresses(trace)
 
 
-def _agentsweep(home: Path, root: S3Location, endpoint: str, *args: str,
-                strace_to: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _env(home: Path, root: S3Location, endpoint: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_", "AWS_"))}
     env.update(DUMMY_ENV, AGENTSWEEP_HOME=str(home), AGENTSWEEP_WAREHOUSE=str(root),
                AWS_ENDPOINT_URL=endpoint, AGENTSWEEP_PROGRESS="0", ACME_API_KEY=CANARY,
                AWS_SECRET_ACCESS_KEY=AWS_CANARY)
+    return env
+
+
+def _agentsweep(home: Path, root: S3Location, endpoint: str, *args: str,
+                strace_to: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = _env(home, root, endpoint)
     command = [str(BIN / "agentsweep"), *args]
     if strace_to is not None:
         command = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
@@ -154,3 +159,23 @@ def test_a_sweep_on_object_storage_is_read_resumed_compared_and_locked(
         found = subprocess.run(["grep", "-r", "-l", canary, str(home)], capture_output=True,
                                text=True, check=False)
         assert found.stdout == ""
+
+
+@pytest.mark.slow
+def test_two_drivers_on_two_homes_racing_for_one_run_id_write_it_once(
+        tmp_path: Path, bucket: S3Location, s3_endpoint: str) -> None:
+    """Two machines (two homes: no shared lock file) start the same run id at once: the lease
+    in the bucket lets one run it; the other is refused; the run's trials are there once."""
+    drivers = [subprocess.Popen([str(BIN / "agentsweep"), "run", *ARGS, "--run-id", "race"],
+                                env=_env(tmp_path / f"home{n}", bucket, s3_endpoint),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for n in (1, 2)]
+    ended = [d.communicate(timeout=400) for d in drivers]
+    codes = sorted(d.returncode for d in drivers)
+    said = [out + err for out, err in ended]
+    assert codes[0] == 0 and codes[1] != 0, said
+    loser = said[[d.returncode for d in drivers].index(codes[1])]
+    assert "already being run by" in loser or "this run already exists" in loser, loser
+    count = _agentsweep(tmp_path / "home1", bucket, s3_endpoint, "sql", "--format", "json",
+                        "select count(*) as n, count(distinct trial_id) as d from trials_all")
+    assert json.loads(count.stdout)[0] == {"n": GRID, "d": GRID}
