@@ -122,16 +122,22 @@ def client() -> Any:
     return _client(endpoint_url(), region())
 
 
-def duckdb_filesystem() -> ArrowFSWrapper:
-    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``."""
+@cache
+def _wrapper() -> type[ArrowFSWrapper]:
     from fsspec.implementations.arrow import ArrowFSWrapper
 
     class WarehouseFS(ArrowFSWrapper):  # type: ignore[misc]
+        """pyarrow's S3 file system as fsspec, under ``PROTOCOL`` (paths ``bucket/key``)."""
+
         protocol = PROTOCOL
 
         @classmethod
         def _strip_protocol(cls, path: Any) -> Any:
-            text = str(path)
-            return text.removeprefix(f"{PROTOCOL}://")
+            return str(path).removeprefix(f"{PROTOCOL}://")
 
-    return WarehouseFS(filesystem())
+    return WarehouseFS
+
+
+def duckdb_filesystem() -> ArrowFSWrapper:
+    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``."""
+    return _wrapper()(filesystem())

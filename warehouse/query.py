@@ -66,20 +66,21 @@ def _allowed_prefix(root: Root) -> str:
     return str(root.resolve()) if isinstance(root, Path) else root.duckdb_path() + "/"
 
 
-def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None
-            ) -> duckdb.DuckDBPyConnection:
+def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
+            sources: dict[str, list[str]] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
     ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
     no file outside it, no network, no extension installed or loaded, and the settings locked
     (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
     ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
-    another run's files)."""
+    another run's files). ``sources``: every table's files to read, when the caller has listed
+    them already (``_cursor``)."""
     con = duckdb.connect(":memory:")
     if isinstance(root, S3Location):
         con.register_filesystem(duckdb_filesystem())
-        sources = _object_sources(root, runs)
-    else:
+        sources = _object_sources(root, runs) if sources is None else sources
+    elif sources is None:
         sources = _local_sources(root, runs)
     for name, table in TABLES.items():
         patterns = [_quote(p) for p in sources[name]]
@@ -149,11 +150,9 @@ _shared_lock = threading.Lock()
 def _files_of(root: Root, runs: Sequence[str] | None) -> tuple[object, ...]:
     """Every Parquet file ``connect(root, runs=runs)`` would read, with its identity (inode,
     size, change time): equal only when the views would see exactly the same files. On object
-    storage the committed part keys (a part is never rewritten: its key is its identity)."""
+    storage the committed parts (a part is never rewritten: its key is its identity)."""
     if isinstance(root, S3Location):
-        sources = _object_sources(root, runs)
-        return (str(root), None if runs is None else tuple(runs),
-                *(p for name in TABLES for p in sources[name]))
+        return _objects_of(root, runs, _object_sources(root, runs))
     found: list[object] = [str(root.resolve()), None if runs is None else tuple(runs)]
     for name in TABLES:
         directory = table_dir(root, name)
@@ -165,18 +164,29 @@ def _files_of(root: Root, runs: Sequence[str] | None) -> tuple[object, ...]:
     return tuple(found)
 
 
+def _objects_of(root: S3Location, runs: Sequence[str] | None,
+                sources: dict[str, list[str]]) -> tuple[object, ...]:
+    return (str(root), None if runs is None else tuple(runs),
+            *((name, p) for name in TABLES for p in sources[name]))
+
+
 def _cursor(root: Root, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
     """A cursor of the trusted database of these files, built once per set of files and
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
     sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
-    key = _files_of(root, runs)
+    sources: dict[str, list[str]] | None = None
+    if isinstance(root, S3Location):  # listed once, for the key and the views alike
+        sources = _object_sources(root, runs)
+        key = _objects_of(root, runs, sources)
+    else:
+        key = _files_of(root, runs)
     with _shared_lock:
         con = _shared_connections.get(key)
         if con is not None:
             _shared_connections.move_to_end(key)
             return con.cursor()
-    con = connect(root, runs=runs)
+    con = connect(root, runs=runs, sources=sources)
     with _shared_lock:
         _shared_connections[key] = con
         while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
