@@ -32,6 +32,7 @@ from pipeline.runtime import hygiene  # noqa: E402
 
 if TYPE_CHECKING:
     from pipeline.catalog import Suite
+    from warehouse.location import S3Location
 
 hygiene.apply()
 
@@ -148,18 +149,18 @@ def s3_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_warehouse(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+def s3_warehouse(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> S3Location:
     """A warehouse on a fresh bucket of the loopback S3 server, the AWS settings pointing there
     (dummy credentials, no metadata service)."""
     import uuid
 
     from helpers.s3_server import DUMMY_ENV
 
-    from warehouse.location import client, parse_location
+    from warehouse.location import S3Location, client
 
     for key, value in DUMMY_ENV.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
     bucket = f"wh-{uuid.uuid4().hex[:12]}"
     client().create_bucket(Bucket=bucket)
-    return parse_location(f"s3://{bucket}/warehouse")
+    return S3Location(bucket, "warehouse")

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from unit.warehouse.test_compact import RUN, _batch
 
@@ -54,7 +55,7 @@ def test_user_sql_reads_the_bucket_and_nothing_beside_it(s3_warehouse: S3Locatio
     WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(0, 2))
     assert run_user_sql(s3_warehouse, "SELECT count(*) FROM trials").rows == [(2,)]
     other = f"agentsweep-s3://{s3_warehouse.bucket}/elsewhere/x.parquet"
-    with pytest.raises(Exception, match="disabled by configuration"):
+    with pytest.raises(duckdb.PermissionException, match="disabled by configuration"):
         run_user_sql(s3_warehouse, f"SELECT * FROM read_parquet('{other}')")
 
 
