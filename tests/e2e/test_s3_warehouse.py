@@ -26,7 +26,13 @@ from unit.warehouse.test_compact import _trial
 from pipeline.catalog import load_suite
 from pipeline.execution.lease import lease_key
 from warehouse.location import S3Location, client, parse_location
-from warehouse.objectstore import get_object, put_object, uncommitted
+from warehouse.objectstore import (
+    committed_parts,
+    get_object,
+    live_records,
+    put_object,
+    uncommitted,
+)
 from warehouse.schema import TABLES
 from warehouse.writer import to_arrow, write_parquet_object
 
@@ -105,6 +111,12 @@ def test_a_sweep_on_object_storage_is_read_resumed_compared_and_locked(
     assert "executed 0" in resumed.stdout and f"skipped {GRID}" in resumed.stdout
     total = run("sql", "--format", "json", "select count(*) as n from trials_all")
     assert json.loads(total.stdout)[0]["n"] == GRID  # the resume added nothing
+    compacted = run("warehouse", "compact", "--run-id", "base")
+    assert compacted.returncode == 0, compacted.stderr
+    assert [len(keys) for keys in committed_parts(bucket, ["base"]).values() if keys] == [1] * 5
+    assert len(live_records(bucket, ["base"])) == 1  # one record replaced all the others
+    again_total = run("sql", "--format", "json", "select count(*) as n from trials_all")
+    assert json.loads(again_total.stdout)[0]["n"] == GRID
 
     cand_args = (*ARGS, "--run-id", "cand", "--model", "reference/mutant-stale-value")
     cand = run("run", *cand_args)
