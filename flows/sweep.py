@@ -19,7 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
 from pipeline.execution.head import RayHeadLost
-from pipeline.execution.runlock import run_lock
+from pipeline.execution.runlock import run_guard
 from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
@@ -52,7 +52,7 @@ def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
     """The prepared sweep as a flow run named after its run id, under the run lock (a second
     driver of the same run id is refused; ``RunLocked``)."""
     config = prepared.config
-    with run_lock(config.run_id):
+    with run_guard(config.run_id, config.warehouse):
         refuse_existing(config, prepared.append)  # again: another driver may just have run it
         with services_ahead(config, prepared.plan), tags(*tags_of(config, kind)):
             run_api = prefect_api.current()

@@ -14,6 +14,7 @@ import polars as pl
 
 from warehouse.atomic import atomic_path
 from warehouse.frames import frame_named
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.writer import validate_run_id
 
@@ -41,11 +42,11 @@ class Comparison:
                 for r in regressed.iter_rows(named=True)]
 
 
-def run_has_trials(root: Path, run_id: str) -> bool:
+def run_has_trials(root: Root, run_id: str) -> bool:
     return bool(run_named(root, "trial_count", {"run_id": run_id}).rows[0][0])
 
 
-def compare_runs(root: Path, baseline: str, candidate: str) -> Comparison:
+def compare_runs(root: Root, baseline: str, candidate: str) -> Comparison:
     """k/n per scenario x model x prompt x memory mode in both runs, and the transition."""
     for run_id in (baseline, candidate):
         validate_run_id(run_id)
@@ -55,7 +56,7 @@ def compare_runs(root: Path, baseline: str, candidate: str) -> Comparison:
     return Comparison(baseline, candidate, frame)
 
 
-def previous_nightly_run(root: Path, candidate: str) -> str | None:
+def previous_nightly_run(root: Root, candidate: str) -> str | None:
     """The latest run started before ``candidate`` whose id has the nightly prefix."""
     result = run_named(root, "previous_run", {"prefix": NIGHTLY_PREFIX, "candidate": candidate},
                        all_runs=True)
@@ -76,7 +77,7 @@ def write_csv(path: Path, frame: pl.DataFrame) -> Path:
     return path
 
 
-def write_comparison(root: Path, reports: Path, baseline: str, candidate: str) -> Comparison:
+def write_comparison(root: Root, reports: Path, baseline: str, candidate: str) -> Comparison:
     """Compare two runs and write ``<reports>/<candidate>-vs-<baseline>.csv``."""
     comparison = compare_runs(root, baseline, candidate)
     path = write_csv(report_path(reports, baseline, candidate), comparison.frame)

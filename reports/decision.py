@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -26,6 +25,7 @@ from reports.gate import GateInput, GateResult, Thresholds, decide_gate
 from reports.paired import SUFFIX, PairedRuns, only_in, pair_runs
 from reports.transitions import CellTransition, transitions
 from reports.usage import UsageDelta, usage_deltas
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.rows import ComparisonRow
 from warehouse.writer import WarehouseWriter
@@ -67,7 +67,7 @@ class Decision:
         return [t for t in self.transitions if t.regressed]
 
 
-def recorded_thresholds(root: Path, run_id: str) -> dict[str, Any]:
+def recorded_thresholds(root: Root, run_id: str) -> dict[str, Any]:
     """The gate threshold keys of the run's recorded config (``runs.config_json``), top level
     or under ``thresholds``; empty when the run recorded none."""
     rows = run_named(root, "run_config", {"run_id": run_id}).rows
@@ -91,7 +91,7 @@ def scenario_rates(paired: PairedRuns) -> tuple[list[float], list[float]]:
     return [float(v) for v in rates["b"]], [float(v) for v in rates["c"]]
 
 
-def decide(root: Path, baseline: str, candidate: str, *, critical: frozenset[str] = frozenset(),
+def decide(root: Root, baseline: str, candidate: str, *, critical: frozenset[str] = frozenset(),
            reviews: Sequence[Review] = (), thresholds: Thresholds | None = None,
            options: BootstrapOptions | None = None, notes: Sequence[str] = ()) -> Decision:
     """Everything ``agentsweep compare`` prints and ``agentsweep gate`` decides on (``notes``:
@@ -135,7 +135,7 @@ def comparison_rows(decision: Decision) -> list[ComparisonRow]:
         seed=decision.options.seed) for t in decision.transitions]
 
 
-def store_decision(root: Path, decision: Decision) -> None:
+def store_decision(root: Root, decision: Decision) -> None:
     """Write the decision record (one row per cell) through the warehouse writer."""
     rows = [r.as_dict() for r in comparison_rows(decision)]
     WarehouseWriter(root, decision.candidate).write_batch({"comparisons": rows})

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.schema import MAP_COLUMNS
 
@@ -47,12 +47,12 @@ class MapGroup:
                 f"{first['memory_mode']}, prompt {first['prompt_id']}")
 
 
-def _rows(root: Path, name: str, run_id: str) -> list[dict[str, Any]]:
+def _rows(root: Root, name: str, run_id: str) -> list[dict[str, Any]]:
     result = run_named(root, name, {"run_id": run_id})
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
-def load_failure_map(root: Path, run_id: str) -> list[MapGroup]:
+def load_failure_map(root: Root, run_id: str) -> list[MapGroup]:
     cells = _rows(root, "failure_map_run", run_id)
     decisions = _rows(root, "condition_decisions_run", run_id)
 

@@ -23,11 +23,12 @@ import polars as pl
 from reports.decision import Decision
 from warehouse.atomic import write_text
 from warehouse.frames import frame_named
+from warehouse.location import Root
 
 CELL = ("scenario_id", "model", "prompt_id", "memory_mode")
 
 
-def _rule_codes(root: Path, run_id: str) -> dict[str, list[str]]:
+def _rule_codes(root: Root, run_id: str) -> dict[str, list[str]]:
     failed = frame_named(root, "failed_checks", {"run_id": run_id})
     codes: dict[str, list[str]] = defaultdict(list)
     for trial_id, check_id in failed.select("trial_id", "check_id").iter_rows():
@@ -108,7 +109,7 @@ def _count(suite: ET.Element, outcomes: Sequence[str | None]) -> None:
     suite.set("time", f"{total:.3f}")
 
 
-def cells_suite(parent: ET.Element, root: Path, run_id: str,
+def cells_suite(parent: ET.Element, root: Root, run_id: str,
                 extra: Mapping[tuple[str, ...], Mapping[str, str]] | None = None,
                 props: Mapping[str, str] | None = None) -> ET.Element:
     """A testsuite of run ``run_id``: one testcase per cell (``extra``: more properties)."""
@@ -125,13 +126,13 @@ def cells_suite(parent: ET.Element, root: Path, run_id: str,
     return suite
 
 
-def run_junit(root: Path, run_id: str) -> ET.Element:
+def run_junit(root: Root, run_id: str) -> ET.Element:
     document = ET.Element("testsuites", name="agentsweep")
     cells_suite(document, root, run_id)
     return document
 
 
-def decision_junit(root: Path, decision: Decision) -> ET.Element:
+def decision_junit(root: Root, decision: Decision) -> ET.Element:
     """The candidate's cells (with their transitions) and a testsuite for the gate's verdict."""
     document = ET.Element("testsuites", name="agentsweep")
     extra: dict[tuple[str, ...], Mapping[str, str]] = {

@@ -9,11 +9,11 @@ a failure of the agent).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
 from warehouse.frames import frame_named
+from warehouse.location import Root
 from warehouse.query import unknown_run
 
 CELL = ("scenario_id", "prompt_id", "memory_mode")
@@ -46,13 +46,13 @@ class PairedRuns:
                                  & (pl.col(f"status{SUFFIX}") != "incomplete"))
 
 
-def _check_run(root: Path, run_id: str) -> None:
+def _check_run(root: Root, run_id: str) -> None:
     problem = unknown_run(root, run_id)
     if problem is not None:
         raise ComparisonInputError(problem)
 
 
-def pair_runs(root: Path, baseline: str, candidate: str) -> PairedRuns:
+def pair_runs(root: Root, baseline: str, candidate: str) -> PairedRuns:
     """Both runs' trials and their pairs; ComparisonInputError when they cannot be paired."""
     for run_id in (baseline, candidate):
         _check_run(root, run_id)

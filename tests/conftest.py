@@ -32,6 +32,7 @@ from pipeline.runtime import hygiene  # noqa: E402
 
 if TYPE_CHECKING:
     from pipeline.catalog import Suite
+    from warehouse.location import S3Location
 
 hygiene.apply()
 
@@ -136,3 +137,30 @@ def local_server() -> Iterator[Any]:
     with LocalModelServer(spec, ensure_weights(spec),
                           ServeOptions(slots=1, threads=2, ctx_per_slot=4096)) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server on loopback, once per session (tests/helpers/s3_server.py)."""
+    from helpers.s3_server import moto_server
+
+    with moto_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def s3_warehouse(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> S3Location:
+    """A warehouse on a fresh bucket of the loopback S3 server, the AWS settings pointing there
+    (dummy credentials, no metadata service)."""
+    import uuid
+
+    from helpers.s3_server import DUMMY_ENV
+
+    from warehouse.location import S3Location, client
+
+    for key, value in DUMMY_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+    bucket = f"wh-{uuid.uuid4().hex[:12]}"
+    client().create_bucket(Bucket=bucket)
+    return S3Location(bucket, "warehouse")

@@ -30,15 +30,16 @@ the other, not together: each table holds the same rows before and after, so a r
 sees a compacted ``events`` beside an old ``trials`` still sees every row once.
 
 We chose the exchange over a per-run manifest that the views read: it changes no reader (the
-views, ``warehouse check``, the HTML report and exports keep globbing), and the manifest of
-object storage (issue 27 item 2) can carry compaction there later. Where the exchange is
-missing (not Linux, or a file system that refuses it) compaction is refused: the fallback, two
-renames, would leave a moment with no files at all. A query in flight at the moment of the
-exchange may fail to open a file it listed just before (a loud error, never a wrong answer);
-running it again reads the new set. A writer that takes no run lock (a judge, a comparison)
-and renames its file in during the swap has it moved beside the new set (step 3); one whose
-temporary file was in the old folder at the exchange fails loudly and writes nothing (its
-batch is rolled back), and is run again. A compaction needs free space for one more copy of
+views, ``warehouse check``, the HTML report and exports keep globbing). On object storage, which
+has no rename at all, the commit records carry compaction instead (``compact_objects``: the new
+files, then one record that replaces the old records, see ``warehouse.objectstore``). Where the
+exchange is missing (not Linux, or a file system that refuses it) compaction is refused: the
+fallback, two renames, would leave a moment with no files at all. A query in flight at the
+moment of the exchange may fail to open a file it listed just before (a loud error, never a
+wrong answer); running it again reads the new set. A writer that takes no run lock (a judge, a
+comparison) and renames its file in during the swap has it moved beside the new set (step 3);
+one whose temporary file was in the old folder at the exchange fails loudly and writes nothing
+(its batch is rolled back), and is run again. A compaction needs free space for one more copy of
 the run's largest table (``DiskFull`` otherwise, before anything is written).
 
 Compaction must not run beside a writer of the run: the caller holds the run lock
@@ -48,6 +49,7 @@ Compaction must not run beside a writer of the run: the caller holds the run loc
 from __future__ import annotations
 
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -59,9 +61,24 @@ import pyarrow as pa
 
 from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
+from warehouse.location import Root, S3Location, duckdb_filesystem
+from warehouse.objectstore import (
+    commit_replacement,
+    committed_parts,
+    delete_objects,
+    live_records,
+    part_key,
+    remove_replaced,
+    run_ids,
+)
 from warehouse.query import sql_text
 from warehouse.schema import TABLES, Table
-from warehouse.writer import table_dir, validate_run_id, write_parquet_batches
+from warehouse.writer import (
+    table_dir,
+    validate_run_id,
+    write_parquet_batches,
+    write_parquet_object_batches,
+)
 
 ROWS_PER_FILE = 1_000_000
 """Rows in one compacted file at most (a few large files per run and table)."""
@@ -91,8 +108,10 @@ def sort_columns(table: Table) -> list[str]:
     return [c for c in (*CELL_ORDER, *TRIAL_ORDER) if c in names]
 
 
-def run_folders(root: Path) -> list[str]:
-    """Every run id that has a folder in some table."""
+def run_folders(root: Root) -> list[str]:
+    """Every run id that has a folder in some table (on object storage: a commit record)."""
+    if isinstance(root, S3Location):
+        return run_ids(root)
     found = {p.name.removeprefix("run_id=") for name in TABLES
              for p in table_dir(root, name).glob("run_id=*") if p.is_dir()}
     return sorted(found)
@@ -116,14 +135,17 @@ def _spill(staged: Path) -> Path:
     return staged.with_name(f"{staged.name}-spill")
 
 
-def _sorted_batches(files: Sequence[Path], table: Table, staged: Path
-                    ) -> Iterator[pa.RecordBatch]:
-    """The rows of ``files`` in compaction order, in batches of the table's schema."""
+def _sorted_batches(files: Sequence[str], table: Table, spill: Path,
+                    objects: bool = False) -> Iterator[pa.RecordBatch]:
+    """The rows of ``files`` in compaction order, in batches of the table's schema (``objects``:
+    the files are DuckDB paths of object storage, read through its registered file system)."""
     order = ", ".join([*(f'"{c}"' for c in sort_columns(table)), "filename", "file_row_number"])
     sql = sql_text("compact_read").format(
-        files=", ".join(_quote(str(f)) for f in files), order=order)
+        files=", ".join(_quote(f) for f in files), order=order)
     con = duckdb.connect(":memory:")
-    con.execute(f"SET temp_directory = {_quote(str(_spill(staged)))}")
+    if objects:
+        con.register_filesystem(duckdb_filesystem())
+    con.execute(f"SET temp_directory = {_quote(str(spill))}")
     try:
         reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(ROW_GROUP_ROWS)
         schema = table.arrow_schema()
@@ -145,12 +167,8 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[int, int]:
-    """The compacted files of one table in ``staged``; (files written, rows)."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    stem = f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
-    batches = _sorted_batches(files, table, staged)
-    count = rows = 0
+def _chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[list[pa.RecordBatch], int]]:
+    """The batches grouped into files of at most ``ROWS_PER_FILE`` rows (and their rows)."""
     pending: pa.RecordBatch | None = next(batches, None)
     while pending is not None:
         chunk: list[pa.RecordBatch] = []
@@ -159,6 +177,20 @@ def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[in
             chunk.append(pending)
             in_file += pending.num_rows
             pending = next(batches, None)
+        yield chunk, in_file
+
+
+def _stem() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    return f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
+
+
+def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[int, int]:
+    """The compacted files of one table in ``staged``; (files written, rows)."""
+    stem = _stem()
+    count = rows = 0
+    for chunk, in_file in _chunks(_sorted_batches([str(f) for f in files], table,
+                                                  _spill(staged))):
         write_parquet_batches(staged / f"{stem}-{count:04d}.parquet", table.arrow_schema(),
                               chunk, ROW_GROUP_ROWS)
         rows += in_file
@@ -214,13 +246,71 @@ def remove_leftovers(root: Path, run_id: str) -> list[Path]:
     return found
 
 
-def compact_run(root: Path, run_id: str) -> list[TableCompaction]:
+def compact_run(root: Root, run_id: str) -> list[TableCompaction]:
     """Every table of one run compacted. The caller holds the run's lock."""
     validate_run_id(run_id)
+    if isinstance(root, S3Location):
+        return compact_objects(root, run_id)
     remove_leftovers(root, run_id)
     done = []
     for table in TABLES.values():
         result = compact_table(root, table, run_id)
         if result is not None:
             done.append(result)
+    return done
+
+
+def _is_compacted(key: str) -> bool:
+    return key.rsplit("/", 1)[-1].startswith("compact-")
+
+
+def _write_sorted_objects(loc: S3Location, keys: Sequence[str], table: Table, run_id: str
+                          ) -> tuple[list[str], int]:
+    """The compacted objects of one table (not yet committed); (their keys, rows)."""
+    stem = _stem()
+    written: list[str] = []
+    rows = 0
+    spill = Path(tempfile.mkdtemp(prefix=".compact-spill-"))
+    try:
+        batches = _sorted_batches([loc.duckdb_path(k) for k in keys], table, spill, True)
+        for chunk, in_file in _chunks(batches):
+            key = part_key(table.name, run_id, f"{stem}-{len(written):04d}.parquet")
+            written.append(key)  # before the write: a failed write's object is removed too
+            write_parquet_object_batches(loc, key, table.arrow_schema(), chunk, ROW_GROUP_ROWS)
+            rows += in_file
+    except BaseException:
+        delete_objects(loc, written)
+        raise
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    return written, rows
+
+
+def compact_objects(loc: S3Location, run_id: str) -> list[TableCompaction]:
+    """One run on object storage compacted: the new files written, then one commit record that
+    lists them and replaces the records they were read from (``warehouse.objectstore``); the
+    replaced parts and records are removed after. Records that land meanwhile (a judge) stay."""
+    records = live_records(loc, [run_id])
+    parts = committed_parts(loc, records=records)
+    new_parts: dict[str, list[str]] = {}
+    done: list[TableCompaction] = []
+    written: list[str] = []
+    try:
+        for table in TABLES.values():
+            keys = parts.get(table.name, [])
+            if len(keys) < 2 or all(_is_compacted(k) for k in keys):
+                if keys:
+                    new_parts[table.name] = keys  # carried over as they are
+                continue
+            new_keys, rows = _write_sorted_objects(loc, keys, table, run_id)
+            written.extend(new_keys)
+            new_parts[table.name] = new_keys
+            done.append(TableCompaction(table.name, len(keys), len(new_keys), rows))
+        if not done:
+            return []
+        commit_replacement(loc, run_id, new_parts, records)  # the one step readers see
+    except BaseException:
+        delete_objects(loc, written)
+        raise
+    remove_replaced(loc, records, new_parts)
     return done

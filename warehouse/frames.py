@@ -7,15 +7,15 @@ damaged-file errors as ``warehouse.query.run_named``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from warehouse.location import Root
 from warehouse.query import sql_text, trusted_connection
 
 
-def frame_named(root: Path, name: str, params: dict[str, Any] | None = None,
+def frame_named(root: Root, name: str, params: dict[str, Any] | None = None,
                 all_runs: bool = False) -> pl.DataFrame:
     """``warehouse/sql/<name>.sql`` with its parameters bound, as a DataFrame."""
     with trusted_connection(root, params, all_runs) as con:

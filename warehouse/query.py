@@ -1,4 +1,8 @@
-"""DuckDB over the Parquet warehouse: in-memory connection, views read the files in place."""
+"""DuckDB over the Parquet warehouse: in-memory connection, views read the files in place.
+
+On object storage (``warehouse.location``) the views read the committed parts only (those a
+commit record names: ``warehouse.objectstore``), through pyarrow's S3 file system registered
+with DuckDB; the views and ``.sql`` files are the same."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from warehouse.location import Root, S3Location, duckdb_filesystem
+from warehouse.objectstore import committed_parts
 from warehouse.schema import TABLES
 from warehouse.writer import WarehouseError, table_dir, validate_run_id
 
@@ -38,21 +44,46 @@ VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 schema it loaded, even if the files change under a long run (an upgrade mid-sweep)."""
 
 
-def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
-            ) -> duckdb.DuckDBPyConnection:
+def _local_sources(root: Path, runs: Sequence[str] | None) -> dict[str, list[str]]:
+    """Every table's glob patterns of the files to read (folders with no file left out)."""
+    found: dict[str, list[str]] = {}
+    for name in TABLES:
+        directory = table_dir(root, name)
+        folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
+        found[name] = [str(directory / f / "*.parquet") for f in folders
+                       if any(directory.glob(f"{f}/*.parquet"))]
+    return found
+
+
+def _object_sources(root: S3Location, runs: Sequence[str] | None) -> dict[str, list[str]]:
+    """Every table's committed parts, as paths DuckDB reads through the registered file
+    system (runs that have none simply have no paths)."""
+    parts = committed_parts(root, runs)
+    return {name: [root.duckdb_path(k) for k in parts.get(name, [])] for name in TABLES}
+
+
+def _allowed_prefix(root: Root) -> str:
+    return str(root.resolve()) if isinstance(root, Path) else root.duckdb_path() + "/"
+
+
+def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
+            sources: dict[str, list[str]] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
     ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
     no file outside it, no network, no extension installed or loaded, and the settings locked
     (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
     ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
-    another run's files)."""
+    another run's files). ``sources``: every table's files to read, when the caller has listed
+    them already (``_cursor``)."""
     con = duckdb.connect(":memory:")
+    if isinstance(root, S3Location):
+        con.register_filesystem(duckdb_filesystem())
+        sources = _object_sources(root, runs) if sources is None else sources
+    elif sources is None:
+        sources = _local_sources(root, runs)
     for name, table in TABLES.items():
-        directory = table_dir(root, name)
-        folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
-        patterns = [_quote(str(directory / f / "*.parquet")) for f in folders
-                    if any(directory.glob(f"{f}/*.parquet"))]
+        patterns = [_quote(p) for p in sources[name]]
         # A table, not a registered scan: a cursor of this connection sees it (_cursor).
         con.register("_empty_arrow", table.arrow_schema().empty_table())
         con.execute(f"CREATE TABLE _{name}_empty AS SELECT * FROM _empty_arrow")
@@ -70,7 +101,7 @@ def connect(root: Path, locked: bool = False, runs: Sequence[str] | None = None
     if locked:
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",
-                        f"SET allowed_directories = [{_quote(str(root.resolve()))}]",
+                        f"SET allowed_directories = [{_quote(_allowed_prefix(root))}]",
                         "SET enable_external_access = false",
                         "SET lock_configuration = true"):
             con.execute(setting)
@@ -91,7 +122,7 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 
 
 @contextmanager
-def trusted_connection(root: Path, params: dict[str, Any] | None = None,
+def trusted_connection(root: Root, params: dict[str, Any] | None = None,
                        all_runs: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection for our own SQL (trusted), closed after the block. Scoped to the runs the
     parameters name unless ``all_runs`` (a query that looks across runs, e.g. for a baseline);
@@ -116,9 +147,12 @@ _shared_connections: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] 
 _shared_lock = threading.Lock()
 
 
-def _files_of(root: Path, runs: Sequence[str] | None) -> tuple[object, ...]:
+def _files_of(root: Root, runs: Sequence[str] | None) -> tuple[object, ...]:
     """Every Parquet file ``connect(root, runs=runs)`` would read, with its identity (inode,
-    size, change time): equal only when the views would see exactly the same files."""
+    size, change time): equal only when the views would see exactly the same files. On object
+    storage the committed parts (a part is never rewritten: its key is its identity)."""
+    if isinstance(root, S3Location):
+        return _objects_of(root, runs, _object_sources(root, runs))
     found: list[object] = [str(root.resolve()), None if runs is None else tuple(runs)]
     for name in TABLES:
         directory = table_dir(root, name)
@@ -130,18 +164,29 @@ def _files_of(root: Path, runs: Sequence[str] | None) -> tuple[object, ...]:
     return tuple(found)
 
 
-def _cursor(root: Path, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
+def _objects_of(root: S3Location, runs: Sequence[str] | None,
+                sources: dict[str, list[str]]) -> tuple[object, ...]:
+    return (str(root), None if runs is None else tuple(runs),
+            *((name, p) for name in TABLES for p in sources[name]))
+
+
+def _cursor(root: Root, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
     """A cursor of the trusted database of these files, built once per set of files and
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
     sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
-    key = _files_of(root, runs)
+    sources: dict[str, list[str]] | None = None
+    if isinstance(root, S3Location):  # listed once, for the key and the views alike
+        sources = _object_sources(root, runs)
+        key = _objects_of(root, runs, sources)
+    else:
+        key = _files_of(root, runs)
     with _shared_lock:
         con = _shared_connections.get(key)
         if con is not None:
             _shared_connections.move_to_end(key)
             return con.cursor()
-    con = connect(root, runs=runs)
+    con = connect(root, runs=runs, sources=sources)
     with _shared_lock:
         _shared_connections[key] = con
         while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
@@ -149,7 +194,7 @@ def _cursor(root: Path, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection
         return con.cursor()
 
 
-def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
+def run_sql(root: Root, sql: str, params: dict[str, Any] | None = None,
             all_runs: bool = False) -> QueryResult:
     """Our own SQL (trusted), on a ``trusted_connection``."""
     with trusted_connection(root, params, all_runs) as con:
@@ -161,7 +206,7 @@ def run_sql(root: Path, sql: str, params: dict[str, Any] | None = None,
 QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
 
-def run_user_sql(root: Path, sql: str) -> QueryResult:
+def run_user_sql(root: Root, sql: str) -> QueryResult:
     """Ad-hoc SQL, read-only: every statement must be a query (DuckDB parses it; a COPY,
     ATTACH, INSTALL, SET, CREATE... is refused before anything runs), on a locked connection."""
     con = connect(root, locked=True)
@@ -185,7 +230,7 @@ def run_user_sql(root: Path, sql: str) -> QueryResult:
         con.close()
 
 
-def run_named(root: Path, name: str, params: dict[str, Any] | None = None,
+def run_named(root: Root, name: str, params: dict[str, Any] | None = None,
               all_runs: bool = False) -> QueryResult:
     """``warehouse/sql/<name>.sql`` with its parameters bound (never formatted in)."""
     return run_sql(root, sql_text(name), params, all_runs)
@@ -195,7 +240,7 @@ RUNS_HINT = "`agentsweep runs` lists the run ids"
 """Where a person finds the run ids a command takes."""
 
 
-def unknown_run(root: Path, run_id: str) -> str | None:
+def unknown_run(root: Root, run_id: str) -> str | None:
     """Why ``run_id`` names no run of the warehouse at ``root`` (not a valid id, or not one row
     of it), as one line ending in where the ids are listed; None when the run is there."""
     try:

@@ -23,6 +23,15 @@ import pyarrow.parquet as pq
 
 from warehouse.atomic import atomic_path
 from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, free_bytes
+from warehouse.location import Root, S3Location, filesystem
+from warehouse.objectstore import (
+    CommitRecord,
+    check_guard,
+    delete_objects,
+    part_key,
+    put_object,
+    record_key,
+)
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -89,13 +98,54 @@ def write_parquet_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.Re
         raise
 
 
+def write_parquet_object(loc: S3Location, key: str, data: pa.Table) -> None:
+    """One Parquet object on object storage (the same compression and page checksums); it is
+    read only once a commit record names it (``warehouse.objectstore``)."""
+    pq.write_table(data, loc.path(key), filesystem=filesystem(), compression="zstd",
+                   write_page_checksum=True)
+
+
+def write_parquet_object_batches(loc: S3Location, key: str, schema: pa.Schema,
+                                 batches: Iterable[pa.RecordBatch], row_group_rows: int) -> None:
+    """``write_parquet_batches`` to an object (a compacted file, not yet committed)."""
+    with pq.ParquetWriter(loc.path(key), schema, filesystem=filesystem(), compression="zstd",
+                          write_page_checksum=True) as out:
+        for batch in batches:
+            out.write_batch(batch, row_group_size=row_group_rows)
+
+
+def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.Table]],
+                 part: str) -> list[str]:
+    """The parts of one batch written to object storage, then its commit record (one
+    conditional PUT: from then on it is read); the keys written. An error on the way (not a
+    kill) removes the parts: nothing of the batch was ever visible."""
+    parts: dict[str, list[str]] = {}
+    written: list[str] = []
+    try:
+        for name, data in prepared:
+            key = part_key(name, run_id, part)
+            write_parquet_object(loc, key, data)
+            written.append(key)
+            parts[name] = [key]
+        record = CommitRecord(record_key(run_id, part.removesuffix(".parquet")), run_id,
+                              "batch", parts)
+        check_guard(loc, run_id)  # a driver that lost the run's lease commits nothing more
+        put_object(loc, record.key, record.body(), if_none_match=True)
+    except BaseException:
+        delete_objects(loc, written)
+        raise
+    return written
+
+
 class WarehouseWriter:
     """Writes batches of rows for one run. Start, write batches, done: no state in between."""
 
-    def __init__(self, root: Path, run_id: str) -> None:
+    def __init__(self, root: Root, run_id: str) -> None:
         self.root = root
         self.run_id = validate_run_id(run_id)
         self.files_written: list[Path] = []
+        self.objects_written: list[str] = []
+        """Keys written on object storage (relative to the warehouse prefix)."""
 
     def write_batch(self, rows_by_table: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         unknown = set(rows_by_table) - set(TABLES)
@@ -107,13 +157,17 @@ class WarehouseWriter:
             for name in WRITE_ORDER
             if rows_by_table.get(name)
         ]
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        part = f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+        if isinstance(self.root, S3Location):
+            if prepared:
+                self.objects_written.extend(commit_batch(self.root, self.run_id, prepared, part))
+            return
         # Arrow's in-memory size bounds the compressed file from above.
         needed = sum(data.nbytes for _, data in prepared) + WRITE_RESERVE_BYTES
         free = free_bytes(self.root)
         if free < needed:
             raise DiskFull(self.root, free, needed)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        part = f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
         written: list[Path] = []
         try:
             for name, data in prepared:

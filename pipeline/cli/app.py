@@ -702,14 +702,40 @@ def warehouse_check() -> None:
         err_console.print(f"{item.path}: {item.problem}", markup=False, soft_wrap=True)
     console.print(f"{count} file(s) under {root}: {len(damaged)} damaged", markup=False)
     left = leftover_paths(root)
+    remover = ("`agentsweep warehouse compact` removes a run's" if isinstance(root, Path)
+               else "`agentsweep warehouse vacuum` removes them")
     for path in left:
         err_console.print(f"{path}: leftover of an interrupted write or compaction (never "
-                          "read; `agentsweep warehouse compact` removes a run's)",
-                          markup=False, soft_wrap=True)
+                          f"read; {remover})", markup=False, soft_wrap=True)
     if left:
         console.print(f"{len(left)} leftover(s)", markup=False)
     if damaged:
         raise typer.Exit(ExitCode.BLOCKED)
+
+
+@warehouse_app.command(name="vacuum")
+def warehouse_vacuum(
+    older_than: Annotated[float, typer.Option(
+        "--older-than", min=0, help="Only objects last written this many minutes ago or "
+        "more (a batch being written now is not garbage yet).")] = 60.0,
+) -> None:
+    """Object storage: remove what no reader reads (parts of a batch whose commit record
+    never landed, records and parts a compaction replaced)."""
+    from datetime import timedelta
+
+    from warehouse.location import S3Location
+    from warehouse.objectstore import vacuum
+
+    root = hygiene.warehouse_root()
+    if not isinstance(root, S3Location):
+        _fail("warehouse vacuum is for a warehouse on object storage (AGENTSWEEP_WAREHOUSE="
+              "s3://...); a folder's leftovers go with `agentsweep warehouse compact`")
+        return
+    removed = vacuum(root, timedelta(minutes=older_than))
+    for item in removed:
+        err_console.print(f"{root}/{item.key}: removed ({item.why})", markup=False,
+                          soft_wrap=True)
+    console.print(f"{len(removed)} object(s) removed from {root}", markup=False)
 
 
 @warehouse_app.command(name="compact")

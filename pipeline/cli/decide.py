@@ -10,7 +10,6 @@ run, nothing shared, a gate config with an unknown key, a review of an unknown s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from rich.console import Console
 
@@ -26,6 +25,7 @@ from reports import (
     store_decision,
     write_junit,
 )
+from warehouse.location import Root
 from warehouse.writer import WarehouseError
 
 TRANSITION_COLUMNS = ("scenario", "model", "prompt", "memory", "critical", "passes base -> cand",
@@ -95,7 +95,7 @@ def _print_verdict(console: Console, decision: Decision, preview_of: str | None 
         console.print(f"  note: {note}", markup=False, soft_wrap=True)
 
 
-def _emit(root: Path, decision: Decision, options: DecideOptions, console: Console,
+def _emit(root: Root, decision: Decision, options: DecideOptions, console: Console,
           verdict_only: bool) -> None:
     store_decision(root, decision)
     if options.junit is not None:
@@ -108,7 +108,7 @@ def _emit(root: Path, decision: Decision, options: DecideOptions, console: Conso
         _print_table(console, decision, gate_command(options))
 
 
-def _decided(root: Path, options: DecideOptions, err: Console) -> Decision | None:
+def _decided(root: Root, options: DecideOptions, err: Console) -> Decision | None:
     try:
         return make_decision(root, options)
     except (CatalogError, ComparisonInputError, WarehouseError) as exc:
@@ -116,7 +116,7 @@ def _decided(root: Path, options: DecideOptions, err: Console) -> Decision | Non
         return None
 
 
-def _waiting(root: Path, decision: Decision, options: DecideOptions, console: Console,
+def _waiting(root: Root, decision: Decision, options: DecideOptions, console: Console,
              command: str) -> bool:
     """A run of the pair is incomplete: the record is stored and one line says which run to
     resume (exit 3); nothing is decided on trials that have no final outcome."""
@@ -135,7 +135,7 @@ def _waiting(root: Path, decision: Decision, options: DecideOptions, console: Co
     return True
 
 
-def compare_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
+def compare_main(root: Root, options: DecideOptions, console: Console, err: Console) -> int:
     decision = _decided(root, options, err)
     if decision is None:
         return ExitCode.BAD_INPUT
@@ -149,7 +149,7 @@ def compare_main(root: Path, options: DecideOptions, console: Console, err: Cons
     return ExitCode.OK
 
 
-def gate_main(root: Path, options: DecideOptions, console: Console, err: Console) -> int:
+def gate_main(root: Root, options: DecideOptions, console: Console, err: Console) -> int:
     decision = _decided(root, options, err)
     if decision is None:
         return ExitCode.BAD_INPUT

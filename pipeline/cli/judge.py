@@ -13,6 +13,7 @@ from pipeline.cli.run_ids import known_runs
 from pipeline.cli.tables import make_console, print_rows, print_table
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
+from warehouse.location import Root
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The LLM judge: a separate, repeated, calibrated signal (never "
@@ -94,7 +95,7 @@ def judge_run_command(
     _print_signals(root, run_id, model)
 
 
-def _print_signals(root: Path, run_id: str, judge_model: str) -> None:
+def _print_signals(root: Root, run_id: str, judge_model: str) -> None:
     from warehouse.query import run_named
 
     params = {"run_id": run_id, "judge_model": judge_model}
@@ -211,7 +212,7 @@ def _print_calibration(result: Any, labelled: int) -> None:
         console.print(f"{result.unlabelled} judged trial(s) no label names", markup=False)
 
 
-def judgment_lines(root: Path, run_id: str, trial_id: str) -> list[str]:
+def judgment_lines(root: Root, run_id: str, trial_id: str) -> list[str]:
     """The judges' verdicts on one trial, for ``agentsweep show``."""
     from warehouse.query import run_named
 

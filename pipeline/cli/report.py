@@ -5,8 +5,6 @@ does not exist, a bad gate config) is one line and exit 2, with no file written.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.console import Console
 
 from pipeline.catalog import CatalogError
@@ -14,10 +12,11 @@ from pipeline.decide.html import HtmlOptions, write_html
 from pipeline.errors import ExitCode
 from reports import ComparisonInputError
 from reports.html import ReportInputError
+from warehouse.location import Root
 from warehouse.writer import WarehouseError
 
 
-def html_main(root: Path, options: HtmlOptions, console: Console, err: Console) -> int:
+def html_main(root: Root, options: HtmlOptions, console: Console, err: Console) -> int:
     try:
         path = write_html(root, options)
     except (ReportInputError, ComparisonInputError, CatalogError, WarehouseError) as exc:

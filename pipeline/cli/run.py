@@ -25,6 +25,7 @@ from pipeline.runtime.phases import mark
 from pipeline.runtime.probe import prefect_lost_line
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.prepare import PreparedSweep, prepare
+from warehouse.location import Root
 
 if TYPE_CHECKING:
     from pipeline.models.config import ModelConfig
@@ -231,7 +232,12 @@ def _disk_full(exc: BaseException, config: SweepConfig) -> bool:
     from warehouse.diskspace import WRITE_RESERVE_BYTES, free_bytes, is_no_space
 
     return is_no_space(exc) or any(free_bytes(path) < WRITE_RESERVE_BYTES
-                                   for path in (config.warehouse, hygiene.prefect_home()))
+                                   for path in _disks(config))
+
+
+def _disks(config: SweepConfig) -> list[Path]:
+    """The local folders a run writes to (a warehouse on object storage is no disk of ours)."""
+    return [p for p in (config.warehouse, hygiene.prefect_home()) if isinstance(p, Path)]
 
 
 def _no_space_line(exc: BaseException, config: SweepConfig) -> str:
@@ -243,7 +249,7 @@ def _no_space_line(exc: BaseException, config: SweepConfig) -> str:
         if isinstance(current, DiskFull):
             return str(current)
         current = current.__cause__ or current.__context__
-    for path in (config.warehouse, hygiene.prefect_home()):
+    for path in _disks(config):
         free = free_bytes(path)
         if free < WRITE_RESERVE_BYTES:
             return str(DiskFull(path, free))
@@ -331,7 +337,7 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
     return ExitCode.OK
 
 
-def _print_reasons(root: Path, run_id: str, terminal: Terminal) -> None:
+def _print_reasons(root: Root, run_id: str, terminal: Terminal) -> None:
     from pipeline.cli.tables import print_rows
     from warehouse.query import run_named
 
@@ -341,7 +347,7 @@ def _print_reasons(root: Path, run_id: str, terminal: Terminal) -> None:
                    title="why trials did not pass (most frequent first)")
 
 
-def _config_error(root: Path, run_id: str) -> str | None:
+def _config_error(root: Root, run_id: str) -> str | None:
     from warehouse.query import run_named
 
     rows = run_named(root, "config_errors", {"run_id": run_id}).rows
@@ -366,7 +372,7 @@ def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> Ending | None:
     return Ending(ExitCode.OK, run_totals(columns, rows).line(sweep_plan.run_id, ExitCode.OK))
 
 
-def write_run_junit(warehouse: Path, run_id: str, path: Path, terminal: Terminal) -> None:
+def write_run_junit(warehouse: Root, run_id: str, path: Path, terminal: Terminal) -> None:
     """The run's JUnit XML: one testcase per scenario x model x prompt x memory mode."""
     from reports.junit import run_junit, write_junit
 

@@ -22,6 +22,7 @@ from reports import (
     recorded_thresholds,
 )
 from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.writer import validate_run_id
 
@@ -44,7 +45,7 @@ class DecideOptions:
     """Catalog roots searched (before the bundled one) for the runs' suites."""
 
 
-def critical_scenarios(root: Path, baseline: str, candidate: str
+def critical_scenarios(root: Root, baseline: str, candidate: str
                        ) -> tuple[frozenset[str], list[str]]:
     """Scenario ids marked ``"critical": true`` in the suites the two runs ran (looked up in the
     catalogs by suite id), and a note for each suite no catalog root holds (its marks unknown:
@@ -64,7 +65,7 @@ def critical_scenarios(root: Path, baseline: str, candidate: str
     return frozenset(found), notes
 
 
-def make_decision(root: Path, options: DecideOptions) -> Decision:
+def make_decision(root: Root, options: DecideOptions) -> Decision:
     """The decision; CatalogError / ComparisonInputError / WarehouseError for bad input."""
     for run_id in (options.baseline, options.candidate):
         validate_run_id(run_id)

@@ -10,6 +10,7 @@ from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.util.redact import redactor
 from reports import ComparisonInputError
 from reports.html import ReportInputError, ReportOptions, TraceOptions, write_report
+from warehouse.location import Root
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class HtmlOptions:
     traces: TraceOptions = TraceOptions()
 
 
-def write_html(root: Path, options: HtmlOptions) -> Path:
+def write_html(root: Root, options: HtmlOptions) -> Path:
     """The report file; ReportInputError / ComparisonInputError / CatalogError /
     WarehouseError for bad input (nothing written)."""
     if not options.output.parent.is_dir():
@@ -38,7 +39,7 @@ def write_html(root: Path, options: HtmlOptions) -> Path:
                         ReportOptions(scrub=redactor(), traces=options.traces, decision=decision))
 
 
-def nightly_report(root: Path, path: Path, run_id: str, baseline: str | None) -> Path:
+def nightly_report(root: Root, path: Path, run_id: str, baseline: str | None) -> Path:
     """The nightly flow's report: the comparison with ``baseline`` when the two runs can be
     paired, else (no baseline, or nothing shared: the CSV still lists the cells) the run's
     own report. The folder is made if missing."""

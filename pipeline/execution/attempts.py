@@ -15,7 +15,6 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import get_args
 
 from pipeline.errors import InfraErrorKind
@@ -23,6 +22,7 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import TrialResult
 from pipeline.util.redact import redact
+from warehouse.location import Root
 from warehouse.rows import AttemptRow
 
 RETRYABLE_KINDS: frozenset[str] = frozenset(get_args(InfraErrorKind))
@@ -118,7 +118,7 @@ class RetryBook:
         return max(0.0, self._waiting[0].at - self.clock())
 
 
-def attempt_counts(root: Path, run_id: str) -> dict[str, int]:
+def attempt_counts(root: Root, run_id: str) -> dict[str, int]:
     """trial_id -> attempts already recorded for the run (a resume continues the numbering)."""
     from warehouse.query import run_named  # duckdb: only the driver needs it
 

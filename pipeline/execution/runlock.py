@@ -4,7 +4,8 @@
 run (a crashed driver's lock goes with its process); its content says who holds it. A second
 start of the same run id, fresh or ``--resume``, is refused and names the holder. The lock is
 per machine (the home's file system): drivers on several machines sharing one warehouse on
-object storage are not serialised by it.
+object storage are serialised by a lease in the bucket instead (``pipeline.execution.lease``);
+``run_guard`` and ``holder_of_run`` pick the one that fits the warehouse.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from pipeline.execution.lease import LeaseHeld, holder_of_lease, run_lease
 from pipeline.runtime.hygiene import agentsweep_home
+from warehouse.location import Root, S3Location
 
 
 class RunLocked(RuntimeError):
@@ -76,3 +79,28 @@ def run_lock(run_id: str, home: Path | None = None) -> Iterator[None]:
         yield
     finally:
         handle.close()  # closing releases the lock
+
+
+@contextmanager
+def run_guard(run_id: str, warehouse: Root, home: Path | None = None) -> Iterator[None]:
+    """The run's lock for the block: the machine's lock file for a warehouse in a folder, the
+    bucket's lease for one on object storage (RunLocked either way when another driver runs
+    it; an expired lease of a dead driver is taken over, and the takeover logged)."""
+    if not isinstance(warehouse, S3Location):
+        with run_lock(run_id, home):
+            yield
+        return
+    with ExitStack() as stack:
+        try:
+            lease = stack.enter_context(run_lease(warehouse, run_id))
+        except LeaseHeld as exc:
+            raise RunLocked(locked_message(run_id, str(exc))) from None
+        yield
+        lease.check()  # a run whose lease was taken over mid-way does not end as if whole
+
+
+def holder_of_run(run_id: str, warehouse: Root, home: Path | None = None) -> str | None:
+    """Who else runs the run now, by the lock that fits the warehouse (takes nothing)."""
+    if isinstance(warehouse, S3Location):
+        return holder_of_lease(warehouse, run_id)
+    return holder_of(run_id, home)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
 
 from pipeline.catalog import load_domain
@@ -37,6 +36,7 @@ from pipeline.interop.tau2_info import Info, configuration, our_limits, started,
 from pipeline.interop.tau2_tasks import tau2_domain, tau2_tasks
 from pipeline.stored.trials import ScenarioIndex
 from pipeline.trace import BLOCKED
+from warehouse.location import Root
 from warehouse.query import run_named
 
 ERROR_PREFIX = "Error: "
@@ -122,12 +122,12 @@ def messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _dicts(root: Path, name: str, run_id: str) -> list[dict[str, Any]]:
+def _dicts(root: Root, name: str, run_id: str) -> list[dict[str, Any]]:
     result = run_named(root, name, {"run_id": run_id, "trial_id": None})
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
-def _run(root: Path, run_id: str) -> dict[str, Any] | None:
+def _run(root: Root, run_id: str) -> dict[str, Any] | None:
     result = run_named(root, "tau2_run", {"run_id": run_id})
     return dict(zip(result.columns, result.rows[0], strict=True)) if result.rows else None
 
@@ -178,7 +178,7 @@ def simulation(trial: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) ->
 ALL = Selection()
 
 
-def export_run(root: Path, run_id: str, select: Selection = ALL,
+def export_run(root: Root, run_id: str, select: Selection = ALL,
                index: ScenarioIndex | None = None) -> Tau2Results:
     """The run's final trials of one agent configuration as a tau2 results file; ``index``:
     where their scenarios are (default: every suite of the catalog roots). ValueError: no

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import CatalogError, domain_folder
@@ -34,6 +33,7 @@ from pipeline.models.client import LiteLLMClient, model_call_guard
 from pipeline.models.config import ModelConfig
 from pipeline.stored.trials import ScenarioIndex, StoredTrial, stored_trials
 from pipeline.util.hashing import canonical_json
+from warehouse.location import Root
 from warehouse.rows import JudgmentRow
 
 DEFAULT_RUBRIC = "rubrics/explanation.md"
@@ -80,7 +80,7 @@ class _Task:
     repeat: int
 
 
-def judge_run(root: Path, run_id: str, options: JudgeOptions,
+def judge_run(root: Root, run_id: str, options: JudgeOptions,
               say: Callable[[str], None] = lambda _: None) -> JudgeOutcome:
     """Judge the run's final trials and write the judgments (one batch); ValueError for a run
     with nothing to judge, CatalogError for a bad default rubric."""

@@ -11,16 +11,17 @@ from typing import Any
 
 from pipeline.util.untrusted import jsonl_lines
 from warehouse.atomic import write_text
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.rows import JudgmentRow
 from warehouse.writer import WarehouseWriter
 
 
-def write_judgments(root: Path, run_id: str, rows: Sequence[JudgmentRow]) -> None:
+def write_judgments(root: Root, run_id: str, rows: Sequence[JudgmentRow]) -> None:
     WarehouseWriter(root, run_id).write_batch({"judgments": [r.as_dict() for r in rows]})
 
 
-def stored_judgments(root: Path, run_id: str) -> list[dict[str, Any]]:
+def stored_judgments(root: Root, run_id: str) -> list[dict[str, Any]]:
     """The run's judgments (of its final attempts; superseded ones left out)."""
     result = run_named(root, "run_judgments", {"run_id": run_id})
     return [{k: v for k, v in zip(result.columns, row, strict=True) if k != "schema_version"}

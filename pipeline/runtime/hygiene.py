@@ -12,6 +12,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from warehouse.location import Root, parse_location
+
 # Always forced: nothing we start may phone home.
 FORCED = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -66,8 +68,14 @@ def agentsweep_home() -> Path:
     return Path(os.environ.get("AGENTSWEEP_HOME", ".agentsweep")).resolve()
 
 
-def warehouse_root() -> Path:
-    return agentsweep_home() / "warehouse"
+def warehouse_root() -> Root:
+    """``AGENTSWEEP_WAREHOUSE`` (a folder, or ``s3://bucket/prefix``: warehouse.location), by
+    default ``AGENTSWEEP_HOME/warehouse``."""
+    named = os.environ.get("AGENTSWEEP_WAREHOUSE", "").strip()
+    if not named:
+        return agentsweep_home() / "warehouse"
+    found = parse_location(named)
+    return found.resolve() if isinstance(found, Path) else found
 
 
 class HomeError(RuntimeError):

@@ -24,6 +24,8 @@ def check_output(path: Path, option: str, force: bool = False) -> Path:
     real = path.expanduser().resolve()
     for what, guarded in (("the warehouse", warehouse_root()),
                           ("AGENTSWEEP_HOME", agentsweep_home())):
+        if not isinstance(guarded, Path):  # object storage: no local file can be inside it
+            continue
         root = guarded.resolve()
         if real.is_relative_to(root):
             raise OutputRefused(f"{option} {path}: inside {what} ({root}), which agentsweep "

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Scenario, Suite
@@ -22,6 +21,7 @@ from pipeline.stored.trials import ScenarioIndex, StoredTrial, stored_trials
 from pipeline.trial.database_rows import diagnostic_rows, snapshot_rows
 from pipeline.trial.rows import condition_row
 from pipeline.util.version import code_version
+from warehouse.location import Root
 from warehouse.rows import CheckRow, RunRow, TrialKey, TrialRow
 from warehouse.writer import WarehouseWriter
 
@@ -95,7 +95,7 @@ class RescoreOutcome:
     judgments_copied: int = 0
 
 
-def rescore_run(root: Path, run_id: str, new_run_id: str,
+def rescore_run(root: Root, run_id: str, new_run_id: str,
                 suites: Sequence[Suite] | None = None) -> RescoreOutcome:
     """Write every scorable final trial of ``run_id`` again under ``new_run_id``: the trial
     row with today's scores, its events unchanged, today's check rows, and a runs row. The

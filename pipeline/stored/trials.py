@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Scenario, Suite, known_suites, load_suites
 from pipeline.scoring.check_ids import readable_check_id
 from pipeline.trace import Event, Trace, event_from_row
 from pipeline.trial.database_rows import snapshots_of
+from warehouse.location import Root
 from warehouse.query import run_named
 
 
@@ -60,7 +60,7 @@ def readable_ids(row: Mapping[str, Any]) -> dict[str, Any]:
             for k, v in row.items()}
 
 
-def stored_trials(root: Path, run_id: str, trial_id: str | None = None) -> list[StoredTrial]:
+def stored_trials(root: Root, run_id: str, trial_id: str | None = None) -> list[StoredTrial]:
     """The run's final trial rows (or the one ``trial_id``), each with its events in order
     and its recorded checks."""
     params = {"run_id": run_id, "trial_id": trial_id}

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.execution.runlock import RunLocked, run_lock
+from pipeline.execution.runlock import RunLocked, run_guard
 from warehouse.compact import TableCompaction, compact_run, run_folders
+from warehouse.location import Root
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,13 @@ class RunCompaction:
     """Why the run was left as it was (its lock is held), or None."""
 
 
-def compact_runs(root: Path, run_ids: Sequence[str] | None = None,
+def compact_runs(root: Root, run_ids: Sequence[str] | None = None,
                  home: Path | None = None) -> list[RunCompaction]:
     """The named runs (every run of the warehouse when None) compacted, one lock at a time."""
     done = []
     for run_id in run_folders(root) if run_ids is None else run_ids:
         try:
-            with run_lock(run_id, home):
+            with run_guard(run_id, root, home):
                 done.append(RunCompaction(run_id, compact_run(root, run_id)))
         except RunLocked as exc:
             done.append(RunCompaction(run_id, [], str(exc)))

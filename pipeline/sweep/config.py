@@ -6,9 +6,9 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
@@ -22,11 +22,17 @@ from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
 from pipeline.util.secrets import conceal
+from warehouse.location import Root, parse_location
 
 
 def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
+
+
+def _location(value: Any) -> Any:
+    """A warehouse given as text: ``s3://bucket/prefix`` or a folder (warehouse.location)."""
+    return parse_location(value) if isinstance(value, str | Path) else value
 
 class SweepConfig(BaseModel):
     """Everything a sweep needs; JSON-able so a Prefect deployment can carry it."""
@@ -68,7 +74,7 @@ class SweepConfig(BaseModel):
         "tool answers from the scenario's recorded results (--tools mock)."))
     thresholds: Thresholds = Field(default_factory=Thresholds, description=(
         "Release thresholds the gate reads from runs.config_json."))
-    warehouse: Path
+    warehouse: Annotated[Root, BeforeValidator(_location)]
 
     @field_validator("models", mode="before")
     @classmethod

@@ -32,6 +32,7 @@ from pipeline.models.litellm_prefixes import LITELLM_PREFIXES
 from pipeline.models.provider_keys import KEYS_OF_PROVIDER
 from pipeline.models.providers import provider_for, provider_named, registered_providers
 from pipeline.runtime import hygiene
+from warehouse.location import Root
 
 if TYPE_CHECKING:
     from pipeline.models.routes import ModelRoute
@@ -193,7 +194,7 @@ def _option_message(error: ErrorDetails) -> str:
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
     """A new run's id must be free; ``--resume`` and ``--append`` need a run that exists."""
-    from pipeline.execution.runlock import holder_of, locked_message
+    from pipeline.execution.runlock import holder_of_run, locked_message
     from pipeline.sweep.stages import run_exists
     from warehouse.query import RUNS_HINT
 
@@ -202,7 +203,7 @@ def refuse_existing(config: SweepConfig, append: bool) -> None:
         raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
                        "--resume, add another grid to it with --append, or choose a new "
                        "--run-id")
-    holder = holder_of(config.run_id)
+    holder = holder_of_run(config.run_id, config.warehouse)
     if holder is not None:  # a driver runs it now (its first rows may not be written yet)
         raise BadInput(locked_message(config.run_id, holder))
     if (config.resume or append) and not exists:
@@ -211,7 +212,7 @@ def refuse_existing(config: SweepConfig, append: bool) -> None:
                        f"leave out {flag} to start it")
 
 
-def check_free_space(warehouse: Path) -> None:
+def check_free_space(warehouse: Root) -> None:
     """Room for Prefect's database and the warehouse before anything is written (a disk that
     fills during Prefect's first start used to leave its database half-migrated)."""
     from warehouse.diskspace import MB, free_bytes, min_free_bytes
@@ -221,6 +222,8 @@ def check_free_space(warehouse: Path) -> None:
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     for what, path in (("the warehouse", warehouse), ("Prefect's home", hygiene.prefect_home())):
+        if not isinstance(path, Path):  # object storage: no disk of ours to fill
+            continue
         free = free_bytes(path)
         if free < floor:
             raise BadInput(f"{path}: only {free / MB:.1f} MB free on the disk of {what}; a run "

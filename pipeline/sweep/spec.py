@@ -38,6 +38,7 @@ from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import MemoryMode
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
+from warehouse.location import LocationError, Root, parse_location
 from warehouse.writer import WarehouseError, validate_run_id
 
 OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
@@ -87,6 +88,9 @@ class SweepSpec(BaseModel):
     trial_timeout_s: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
     ray_address: str | None = None
     """Default: ``RAY_ADDRESS`` or a local Ray."""
+    warehouse: str | None = None
+    """Where this sweep writes: a folder (relative to the spec) or ``s3://bucket/prefix``.
+    Default: ``AGENTSWEEP_WAREHOUSE``, else ``AGENTSWEEP_HOME/warehouse``."""
 
     @field_validator("models", mode="before")
     @classmethod
@@ -102,6 +106,18 @@ class SweepSpec(BaseModel):
         return _named(value)
 
 
+def _warehouse(named: str | None, base: Path, fail: _Locator) -> Root | None:
+    """The spec's ``warehouse:`` (a folder relative to the spec, or an S3 location)."""
+    if named is None:
+        return None
+    try:
+        found = parse_location(named)
+    except LocationError as exc:
+        fail(("warehouse",), str(exc))
+        return None
+    return (base / found).resolve() if isinstance(found, Path) else found
+
+
 def _named(value: Any) -> Any:
     """``reference/golden`` -> ``{name: reference/golden}``; anything else as it is."""
     return {"name": value} if isinstance(value, str) else value
@@ -113,7 +129,7 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
     return validate_located(SweepSpec, data, path, lines), lines
 
 
-def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None
+def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None = None
               ) -> SweepConfig:
     """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
     repeats: explicit command-line values) win over the file."""
@@ -140,6 +156,7 @@ def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None =
     if len(suites) == len(spec.suites):  # a missing suite's scenarios cannot be known
         _check_scenarios(spec.scenarios, suites, fail)
     repeats = _repeats(spec, fail)
+    warehouse = _warehouse(spec.warehouse, path.parent, fail) or warehouse
     raise_all(fail.errors)
     args: dict[str, Any] = {
         "catalogs": catalogs,

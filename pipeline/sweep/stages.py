@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
@@ -30,6 +29,7 @@ from pipeline.sweep.grid import (
 from pipeline.trial.run import RunContext, TrialResult, tables_of
 from pipeline.util.redact import redact
 from pipeline.util.version import code_version
+from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.rows import RunRow
 from warehouse.writer import WarehouseWriter, validate_run_id
@@ -106,7 +106,7 @@ def plan(config: SweepConfig) -> SweepPlan:
     return SweepPlan(config.run_id, suites, size, pending, len(specs) - len(pending))
 
 
-def final_trial_ids(root: Path, run_id: str) -> set[str]:
+def final_trial_ids(root: Root, run_id: str) -> set[str]:
     """Trials of a run that already have a final outcome (anything but incomplete)."""
     result = run_named(root, "final_trial_ids", {"run_id": run_id})
     return {row[0] for row in result.rows}
@@ -295,7 +295,7 @@ def record_run(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime,
     writer.write_batch({"runs": [row.as_dict()]})
 
 
-def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
+def recorded_config(root: Root, run_id: str) -> dict[str, Any] | None:
     """The grid options the run was started with (its latest invocation), or None."""
     rows = run_named(root, "run_config", {"run_id": run_id}).rows
     if not rows or rows[0][0] is None:
@@ -304,11 +304,11 @@ def recorded_config(root: Path, run_id: str) -> dict[str, Any] | None:
     return upgrade_recorded(value)
 
 
-def run_exists(root: Path, run_id: str) -> bool:
+def run_exists(root: Root, run_id: str) -> bool:
     """Any row of the run, finished or not (its attempts count)."""
     return bool(run_named(root, "run_exists", {"run_id": run_id}).rows[0][0])
 
 
-def summarize(root: Path, run_id: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+def summarize(root: Root, run_id: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     result = run_named(root, "summary", {"run_id": run_id})
     return result.columns, result.rows

@@ -5,16 +5,16 @@ read beside the one that passed the night before."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from reports.decision import Decision
 from reports.html.context import Page
 from reports.html.traces import OUTCOME_CODES, TraceOptions, outcome, traces_of
 from warehouse.frames import frame_named
+from warehouse.location import Root
 
 
-def baseline_side(root: Path, page: Page, decision: Decision, options: TraceOptions
+def baseline_side(root: Root, page: Page, decision: Decision, options: TraceOptions
                   ) -> dict[str, Any]:
     """``cells``: candidate cell position -> the baseline's [trial id, repeat, outcome code,
     first-violation check, turn, step] of that cell; ``traces``: the embedded ones."""

@@ -5,12 +5,12 @@ first violations, usage, and the failure map when the run has condition trials."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from warehouse.frames import frame_named
+from warehouse.location import Root
 from warehouse.query import RUNS_HINT, run_named
 from warehouse.writer import WarehouseError, validate_run_id
 
@@ -51,7 +51,7 @@ class RunData:
         return int(found["trials"].sum()) if not found.is_empty() else 0
 
 
-def check_run(root: Path, run_id: str) -> None:
+def check_run(root: Root, run_id: str) -> None:
     """ReportInputError unless the run id is valid and the warehouse holds trials of it."""
     try:
         validate_run_id(run_id)
@@ -62,7 +62,7 @@ def check_run(root: Path, run_id: str) -> None:
                                f"({RUNS_HINT})")
 
 
-def load_run(root: Path, run_id: str) -> RunData:
+def load_run(root: Root, run_id: str) -> RunData:
     """Everything but the traces; ReportInputError for an unknown run."""
     check_run(root, run_id)
     params = {"run_id": run_id}

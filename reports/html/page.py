@@ -31,6 +31,7 @@ from reports.html.sections_run import (
 from reports.html.traces import TraceOptions, embedded_traces, trial_index
 from warehouse.atomic import atomic_text
 from warehouse.frames import frame_named
+from warehouse.location import Root
 
 
 def asset(name: str) -> str:
@@ -67,14 +68,14 @@ def _section(esc: Escaper, section_id: str, content: Markup) -> Markup:
     return Markup(f'<section id="{esc(section_id)}">{content}</section>')
 
 
-def _baseline(root: Path, page: Page, baseline: str) -> Markup:
+def _baseline(root: Root, page: Page, baseline: str) -> Markup:
     params = {"run_id": baseline}
     invocations = frame_named(root, "html_run_invocations", params)
     codes = sorted({str(c) for c in invocations["code_version"].to_list()})
     return baseline_provenance(page, frame_named(root, "html_run_models", params), codes)
 
 
-def render(root: Path, run_id: str, options: ReportOptions) -> str:
+def render(root: Root, run_id: str, options: ReportOptions) -> str:
     """The report of run ``run_id`` (with a comparison: its candidate) as HTML text."""
     decision = options.decision
     if decision is not None and decision.candidate != run_id:
@@ -123,7 +124,7 @@ def render(root: Path, run_id: str, options: ReportOptions) -> str:
             f"<script>{script}</script></body></html>\n")
 
 
-def write_report(root: Path, path: Path, run_id: str, options: ReportOptions) -> Path:
+def write_report(root: Root, path: Path, run_id: str, options: ReportOptions) -> Path:
     """Render and write ``path`` atomically. ReportInputError (nothing written) when the
     folder does not exist or the run cannot be reported."""
     if not path.parent.is_dir():

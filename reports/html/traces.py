@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from reports.html.data import CELL_KEY, RunData
 from warehouse.frames import frame_named
+from warehouse.location import Root
 
 TEXT_LIMIT = 4000
 """Longest text of one event field embedded; the rest is in the warehouse."""
@@ -85,19 +85,19 @@ def _records(frame: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def picked_trials(root: Path, run_id: str, options: TraceOptions) -> list[str]:
+def picked_trials(root: Root, run_id: str, options: TraceOptions) -> list[str]:
     picked = frame_named(root, "html_trace_pick", {
         "run_id": run_id, "max_failed": options.max_failed,
         "passed_sample": options.passed_sample})
     return [str(t) for t in picked["trial_id"].to_list()]
 
 
-def embedded_traces(root: Path, run_id: str, options: TraceOptions) -> dict[str, Any]:
+def embedded_traces(root: Root, run_id: str, options: TraceOptions) -> dict[str, Any]:
     """Trial id -> {row, events, checks, judgments, attempts} for the picked trials."""
     return traces_of(root, run_id, picked_trials(root, run_id, options))
 
 
-def traces_of(root: Path, run_id: str, ids: list[str]) -> dict[str, Any]:
+def traces_of(root: Root, run_id: str, ids: list[str]) -> dict[str, Any]:
     """Trial id -> {row, events, checks, judgments, attempts} for these trials of the run
     (``judgments``: the judges' majority verdicts, a separate signal)."""
     if not ids:

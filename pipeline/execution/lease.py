@@ -1,0 +1,200 @@
+"""The run lock of a warehouse on object storage: a lease object, created conditionally.
+
+A local ``flock`` (``pipeline.execution.runlock``) serialises the drivers of one machine only.
+Drivers on several machines sharing a warehouse in a bucket take a lease instead:
+``_leases/<run_id>.json`` under the warehouse prefix, created with ``If-None-Match: *`` (S3
+creates it for exactly one of two racing drivers; the other gets 412 and is refused, naming the
+holder). The holder renews it (a heartbeat every third of its time to live) with ``If-Match``
+its own ETag, and deletes it when the run ends. A driver that dies stops renewing: once the
+lease has expired, the next driver takes it over (again with ``If-Match``, so of two drivers
+taking over only one wins) and says whose lease it took and since when it had expired.
+
+A holder whose renewal finds the lease changed (it was paused past its time to live and another
+driver took over) marks the lease ``lost``; so does one that could not renew it for a whole time
+to live (the store unreachable: another driver may take it over by now). ``check`` then raises
+``LeaseLost``; while the lease is held, every commit of the run's batches asks ``check`` first
+(``warehouse.objectstore.commit_guard``), so a driver that lost its lease writes no more
+visible rows. (S3 cannot make one PUT conditional on another object: a driver paused between
+its check and its commit PUT may still land that one batch. Its rows are the same trials' rows
+as the new holder's, and the views keep one row per trial.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from warehouse.location import S3Location
+from warehouse.objectstore import (
+    CommitConflict,
+    commit_guard,
+    delete_objects,
+    get_object,
+    put_object,
+)
+
+LEASE_TTL = timedelta(seconds=60)
+"""How long a lease lasts without a heartbeat (``AGENTSWEEP_LEASE_SECONDS``)."""
+LEASES = "_leases"
+log = logging.getLogger(__name__)
+
+
+class LeaseHeld(RuntimeError):
+    """Another live driver holds the run's lease."""
+
+
+class LeaseLost(RuntimeError):
+    """This driver's lease was taken over (it missed its heartbeats)."""
+
+
+def lease_ttl() -> timedelta:
+    raw = os.environ.get("AGENTSWEEP_LEASE_SECONDS", "").strip()
+    if not raw:
+        return LEASE_TTL
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ValueError(f"AGENTSWEEP_LEASE_SECONDS={raw!r}: give a number of seconds above 0")
+    return timedelta(seconds=seconds)
+
+
+def lease_key(run_id: str) -> str:
+    return f"{LEASES}/{run_id}.json"
+
+
+@dataclass
+class Lease:
+    loc: S3Location
+    run_id: str
+    ttl: timedelta
+    holder: dict[str, object]
+    etag: str = ""
+    took_over: str | None = None
+    """Whose expired lease this driver took over (a sentence), or None."""
+    lost: bool = False
+    renewed: float = field(default_factory=time.monotonic)
+    """When the lease was last written by this driver (monotonic seconds)."""
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def body(self, now: datetime) -> bytes:
+        return json.dumps({**self.holder, "expires": (now + self.ttl).isoformat()}).encode()
+
+    def renew(self, now: datetime) -> None:
+        """One heartbeat: the lease extended, if it is still this driver's."""
+        try:
+            self.etag = put_object(self.loc, lease_key(self.run_id), self.body(now),
+                                   if_match=self.etag)
+            self.renewed = time.monotonic()
+        except CommitConflict:
+            self.lost = True
+            log.error("the lease of run %s was taken over by another driver", self.run_id)
+
+    def check(self) -> None:
+        if time.monotonic() - self.renewed > self.ttl.total_seconds():
+            self.lost = True  # not renewed for a whole time to live: no longer ours to trust
+        if self.lost:
+            raise LeaseLost(f"run {self.run_id}: another driver took over this run's lease "
+                            "(this driver missed its heartbeats); stop, and resume later")
+
+
+def describe(record: dict[str, object]) -> str:
+    """Who holds a lease, for a person (its token stays out)."""
+    return json.dumps({k: v for k, v in record.items() if k != "token"})
+
+
+def _expired(record: dict[str, object], now: datetime) -> bool:
+    try:
+        return datetime.fromisoformat(str(record["expires"])) <= now
+    except (KeyError, ValueError):  # unreadable: treat it as a dead driver's
+        return True
+
+
+def holder_of_lease(loc: S3Location, run_id: str,
+                    now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str | None:
+    """Who holds the run's lease now (None: nobody, or it expired); takes nothing."""
+    found = get_object(loc, lease_key(run_id))
+    if found is None:
+        return None
+    record = json.loads(found[0])
+    if _expired(record, now()) or record.get("pid") == os.getpid() and record.get(
+            "host") == socket.gethostname():
+        return None
+    return describe(record)
+
+
+def acquire(loc: S3Location, run_id: str, ttl: timedelta,
+            now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Lease:
+    """The run's lease, created or taken over from a dead driver; LeaseHeld when live."""
+    holder: dict[str, object] = {
+        "pid": os.getpid(), "host": socket.gethostname(),
+        "since": now().strftime("%Y-%m-%dT%H:%M:%SZ"), "token": uuid.uuid4().hex}
+    lease = Lease(loc, run_id, ttl, holder)
+    key = lease_key(run_id)
+    for _ in range(3):  # the lease may vanish between a refused create and its read
+        try:
+            lease.etag = put_object(loc, key, lease.body(now()), if_none_match=True)
+            return lease
+        except CommitConflict:
+            pass
+        found = get_object(loc, key)
+        if found is None:
+            continue
+        record, etag = json.loads(found[0]), found[1]
+        if not _expired(record, now()):
+            raise LeaseHeld(describe(record))
+        try:
+            lease.etag = put_object(loc, key, lease.body(now()), if_match=etag)
+        except CommitConflict:  # another driver took it over first
+            continue
+        lease.took_over = (f"took over the expired lease of run {run_id} held by "
+                           f"{describe(record)} (expired {record.get('expires')})")
+        return lease
+    raise LeaseHeld(f"the lease {loc}/{key} keeps changing; another driver is taking it")
+
+
+def _heartbeat(lease: Lease, now: Callable[[], datetime]) -> None:
+    while not lease._stop.wait(lease.ttl.total_seconds() / 3) and not lease.lost:
+        try:
+            lease.renew(now())
+        except Exception as exc:  # the store unreachable for a moment: try again next beat
+            log.warning("run %s: the lease could not be renewed (%s); trying again",
+                        lease.run_id, type(exc).__name__)
+
+
+def release(lease: Lease) -> None:
+    """The lease given back (removed), if it is still this driver's."""
+    found = get_object(lease.loc, lease_key(lease.run_id))
+    if found is not None and json.loads(found[0]).get("token") == lease.holder["token"]:
+        delete_objects(lease.loc, [lease_key(lease.run_id)])
+
+
+@contextmanager
+def run_lease(loc: S3Location, run_id: str, ttl: timedelta | None = None,
+              now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Iterator[Lease]:
+    """The run's lease held, with a heartbeat, for the block."""
+    lease = acquire(loc, run_id, ttl or lease_ttl(), now)
+    if lease.took_over:
+        log.warning("%s", lease.took_over)
+    unguard = commit_guard(loc, run_id, lease.check)
+    beat = threading.Thread(target=_heartbeat, args=(lease, now), daemon=True,
+                            name=f"lease-{run_id}")
+    beat.start()
+    try:
+        yield lease
+    finally:
+        unguard()
+        lease._stop.set()
+        beat.join()
+        if not lease.lost:
+            release(lease)

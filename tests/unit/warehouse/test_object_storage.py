@@ -1,0 +1,179 @@
+"""The warehouse on object storage (warehouse.location, warehouse.objectstore), against a real
+S3 API on loopback (moto's server): a batch is read once its commit record lands, never before;
+a crash between parts and commit leaves invisible garbage that check lists and vacuum removes;
+the views and .sql files read it as they read a folder."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from unit.warehouse.test_compact import RUN, _batch
+
+from warehouse import compact, objectstore, writer
+from warehouse.check import check_warehouse, leftover_paths
+from warehouse.compact import compact_run
+from warehouse.location import LocationError, S3Location, parse_location
+from warehouse.objectstore import committed_parts, uncommitted, vacuum
+from warehouse.query import run_named, run_sql, run_user_sql
+from warehouse.writer import WarehouseWriter, write_parquet_object
+
+
+def _rows(root: Any) -> list[tuple[Any, ...]]:
+    return run_sql(root, "SELECT trial_id, count(*) FROM trials GROUP BY 1 ORDER BY 1").rows
+
+
+def test_a_location_is_a_folder_or_a_bucket_prefix() -> None:
+    assert parse_location("/tmp/wh") == Path("/tmp/wh")
+    assert parse_location("s3://my-bucket/a/b/") == S3Location("my-bucket", "a/b")
+    assert str(S3Location("my-bucket", "a/b")) == "s3://my-bucket/a/b"
+    assert parse_location("s3://my-bucket") == S3Location("my-bucket", "")
+    for bad in ("s3://B/x", "s3://ok-bucket/a//b", "s3://ok-bucket/a/../b", "s3://x"):
+        with pytest.raises(LocationError):
+            parse_location(bad)
+
+
+def test_batches_are_read_through_duckdb_with_the_same_views(s3_warehouse: S3Location) -> None:
+    out = WarehouseWriter(s3_warehouse, RUN)
+    out.write_batch(_batch(0, 4))
+    out.write_batch(_batch(4, 4))
+    assert [r[0] for r in _rows(s3_warehouse)] == sorted(f"t{n}" for n in range(8))
+    assert all(r[1] == 1 for r in _rows(s3_warehouse))
+    events = run_sql(s3_warehouse, "SELECT count(*) FROM events").rows[0][0]
+    assert events == 8 * 3
+    assert run_named(s3_warehouse, "run_exists", {"run_id": RUN}).rows[0][0]
+    parts = committed_parts(s3_warehouse)
+    assert len(parts["trials"]) == 2 and len(parts["events"]) == 2
+    assert all(k.startswith(f"trials/run_id={RUN}/part-") for k in parts["trials"])
+    assert len(out.objects_written) == 8 and out.files_written == []
+
+
+def test_user_sql_reads_the_bucket_and_nothing_beside_it(s3_warehouse: S3Location) -> None:
+    WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(0, 2))
+    assert run_user_sql(s3_warehouse, "SELECT count(*) FROM trials").rows == [(2,)]
+    other = f"agentsweep-s3://{s3_warehouse.bucket}/elsewhere/x.parquet"
+    with pytest.raises(duckdb.PermissionException, match="disabled by configuration"):
+        run_user_sql(s3_warehouse, f"SELECT * FROM read_parquet('{other}')")
+
+
+def test_a_crash_between_parts_and_commit_leaves_nothing_visible(
+        s3_warehouse: S3Location) -> None:
+    WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(0, 2))
+    # What a driver killed after writing its parts leaves: parts, no commit record.
+    key = objectstore.part_key("trials", RUN, "part-crashed.parquet")
+    write_parquet_object(s3_warehouse, key, writer.to_arrow(writer.TABLES["trials"],
+                                                            _batch(10, 3)["trials"]))
+    assert [r[0] for r in _rows(s3_warehouse)] == ["t0", "t1"]
+    assert [g.key for g in uncommitted(s3_warehouse)] == [key]
+    assert uncommitted(s3_warehouse, older_than=timedelta(hours=1)) == []  # too young to remove
+    assert [g.key for g in vacuum(s3_warehouse, timedelta(0))] == [key]
+    assert uncommitted(s3_warehouse) == []
+    assert [r[0] for r in _rows(s3_warehouse)] == ["t0", "t1"]  # nothing committed was lost
+
+
+def test_a_batch_that_fails_before_its_commit_removes_its_parts(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> str:
+        raise OSError("connection reset")
+
+    monkeypatch.setattr(writer, "put_object", refuse)
+    with pytest.raises(OSError, match="connection reset"):
+        WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(0, 2))
+    assert uncommitted(s3_warehouse) == []
+    assert _rows(s3_warehouse) == []
+
+
+def test_an_empty_bucket_has_typed_empty_views(s3_warehouse: S3Location) -> None:
+    assert run_sql(s3_warehouse, "SELECT count(*) FROM trials").rows == [(0,)]
+    assert run_named(s3_warehouse, "runs_list").rows == []
+
+
+EVENTS_SQL = "SELECT trial_id, seq, content FROM events ORDER BY trial_id, seq"
+
+
+def _filled(root: S3Location, batches: int = 4) -> WarehouseWriter:
+    out = WarehouseWriter(root, RUN)
+    for b in range(batches):
+        out.write_batch(_batch(b * 4, 4))
+    return out
+
+
+def test_compaction_swaps_in_one_commit_record_and_keeps_every_row(
+        s3_warehouse: S3Location) -> None:
+    _filled(s3_warehouse)
+    before = (_rows(s3_warehouse), run_sql(s3_warehouse, EVENTS_SQL).rows)
+    done = compact_run(s3_warehouse, RUN)
+    assert {t.table: (t.files_before, t.files_after) for t in done}["trials"] == (4, 1)
+    assert (_rows(s3_warehouse), run_sql(s3_warehouse, EVENTS_SQL).rows) == before
+    parts = committed_parts(s3_warehouse)
+    assert all(len(parts[t]) == 1 for t in ("trials", "events", "checks", "attempts"))
+    assert len(objectstore.live_records(s3_warehouse)) == 1
+    assert uncommitted(s3_warehouse) == []  # the replaced parts and records are gone
+    assert compact_run(s3_warehouse, RUN) == []  # nothing written since
+    # a resumed invocation adds beside the compacted files; the next compaction takes both
+    WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(100, 2))
+    assert len(_rows(s3_warehouse)) == 18
+    assert [t.files_after for t in compact_run(s3_warehouse, RUN)] == [1, 1, 1, 1]
+    assert len(_rows(s3_warehouse)) == 18
+
+
+def test_a_crash_before_the_compaction_commit_leaves_the_old_set(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    before = run_sql(s3_warehouse, EVENTS_SQL).rows
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # stands for a kill: and nothing cleans up after it
+    monkeypatch.setattr(compact, "commit_replacement", killed)
+    monkeypatch.setattr(compact, "delete_objects", lambda *a, **k: None)
+    with pytest.raises(KeyboardInterrupt):
+        compact_run(s3_warehouse, RUN)
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before
+    garbage = uncommitted(s3_warehouse)
+    assert garbage and all("/compact-" in g.key for g in garbage)
+    vacuum(s3_warehouse, timedelta(0))
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before and uncommitted(s3_warehouse) == []
+
+
+def test_a_crash_after_the_compaction_commit_leaves_the_new_set_once(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    before = run_sql(s3_warehouse, EVENTS_SQL).rows
+    monkeypatch.setattr(compact, "remove_replaced", lambda *a, **k: None)
+    compact_run(s3_warehouse, RUN)
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before  # each row once
+    why = {g.why for g in uncommitted(s3_warehouse)}
+    assert why == {"no commit record names it", "a commit record a compaction replaced"}
+    vacuum(s3_warehouse, timedelta(0))
+    assert run_sql(s3_warehouse, EVENTS_SQL).rows == before and uncommitted(s3_warehouse) == []
+
+
+def test_a_batch_committed_during_a_compaction_stays_visible(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    _filled(s3_warehouse)
+    real = compact._write_sorted_objects
+    late: list[int] = []
+
+    def with_a_judge(*args: Any) -> Any:
+        if not late:  # another writer (no run lock) commits while the run is being compacted
+            late.append(1)
+            WarehouseWriter(s3_warehouse, RUN).write_batch(_batch(200, 1))
+        return real(*args)
+    monkeypatch.setattr(compact, "_write_sorted_objects", with_a_judge)
+    compact_run(s3_warehouse, RUN)
+    assert len(_rows(s3_warehouse)) == 17
+
+
+def test_check_reads_committed_objects_and_names_a_damaged_one(
+        s3_warehouse: S3Location) -> None:
+    _filled(s3_warehouse, 2)
+    count, damaged = check_warehouse(s3_warehouse)
+    assert count == 8 and damaged == []
+    key = committed_parts(s3_warehouse)["trials"][0]
+    objectstore.put_object(s3_warehouse, key, b"PAR1 not parquet at all PAR1")
+    count, damaged = check_warehouse(s3_warehouse)
+    assert [d.path for d in damaged] == [f"{s3_warehouse}/{key}"]
+    assert leftover_paths(s3_warehouse) == []
