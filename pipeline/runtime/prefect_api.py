@@ -26,8 +26,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pipeline.runtime.prefect_state import API_FACTORY
-
+API_FACTORY = "prefect.server.api.server:create_app"
+"""In the command line of Prefect's API subprocesses (ephemeral, or ``prefect server start
+--background``)."""
+EPHEMERAL_MARK = b"PREFECT__SERVER_EPHEMERAL=1"
+"""In the environment of an ephemeral API (one a client started for itself) only."""
 HOST = "127.0.0.1"
 STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 EPHEMERAL_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pipeline.runtime import prefect_api
+from pipeline.runtime.prefect_api import API_FACTORY, EPHEMERAL_MARK
 from warehouse.atomic import write_text
 
 DB_NAME = "prefect.db"
@@ -48,8 +50,6 @@ def own_database(home: Path) -> Path | None:
     """The SQLite file this process's ephemeral Prefect API will open (or opened: the run's
     own, pipeline.runtime.prefect_api), or None when Prefect runs elsewhere (an API URL, a
     database URL of its own)."""
-    from pipeline.runtime import prefect_api
-
     run_api = prefect_api.current()
     url = os.environ.get("PREFECT_API_URL")
     if (url and (run_api is None or url != run_api.url)) or os.environ.get(
@@ -159,12 +159,6 @@ def mark_good(home: Path) -> None:
     except OSError:  # a full disk: the marker is a convenience, the run's results are saved
         pass
 
-
-API_FACTORY = "prefect.server.api.server:create_app"
-"""In the command line of Prefect's API subprocesses (ephemeral, or ``prefect server start
---background``)."""
-EPHEMERAL_MARK = b"PREFECT__SERVER_EPHEMERAL=1"
-"""In the environment of an ephemeral API (one a client started for itself) only."""
 
 
 def stop_orphaned_apis(home: Path, grace_s: float = 5.0) -> list[int]:

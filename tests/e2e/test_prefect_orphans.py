@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.runtime.prefect_state import API_FACTORY, DB_NAME, stop_orphaned_apis
+from pipeline.runtime.prefect_api import API_FACTORY
+from pipeline.runtime.prefect_state import DB_NAME, stop_orphaned_apis
 
 HOLD = "import sys, time; handle = open(sys.argv[1], 'rb'); time.sleep(120)"
 

@@ -13,7 +13,8 @@ import pytest
 
 from pipeline.runtime import prefect_api
 from pipeline.runtime.hygiene import prepare_prefect_home
-from pipeline.runtime.prefect_state import API_FACTORY, EPHEMERAL_MARK, own_database
+from pipeline.runtime.prefect_api import API_FACTORY, EPHEMERAL_MARK
+from pipeline.runtime.prefect_state import own_database
 from pipeline.util.procfs import cmdline
 
 
