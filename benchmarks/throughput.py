@@ -137,13 +137,10 @@ def _plan(config: Any, trials: int) -> Any:
 
 def _warm(ray: Any, max_in_flight: int) -> float:
     """Start the worker pool the sweep will use; returns the seconds it took."""
-    import math
-
-    from pipeline.execution.executor import default_workers, worker_pool
+    from pipeline.execution.executor import sized_pool
 
     started = time.monotonic()
-    size = max(1, min(default_workers(ray), max_in_flight))
-    pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
+    pool = sized_pool(ray, max_in_flight)
     ray.get([actor.pid.remote() for actor in pool.actors])
     return time.monotonic() - started
 

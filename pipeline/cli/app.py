@@ -245,15 +245,12 @@ def up(
 
 def _prewarm(address: str) -> None:
     """Start the warm worker pool a run with default settings will use."""
-    import math
-
-    from pipeline.execution.executor import default_workers, ray_session, worker_pool
+    from pipeline.execution.executor import ray_session, sized_pool
     from pipeline.sweep.config import SweepConfig
 
     in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
     with ray_session(address) as ray:
-        size = max(1, min(default_workers(ray), in_flight))
-        worker_pool(ray, size, math.ceil(in_flight / size)).alive()
+        sized_pool(ray, in_flight).alive()
 
 
 @app.command()

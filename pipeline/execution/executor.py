@@ -169,10 +169,20 @@ class TrialWorker:
         return os.getpid()
 
 
-def default_workers(ray: Any) -> int:
-    """Worker actors when none are asked for: one per alive node with a CPU."""
-    return max(1, sum(1 for node in ray.nodes()
-                      if node.get("Alive") and node["Resources"].get("CPU", 0) >= 1))
+TRIALS_PER_WORKER = 64
+"""Trials in flight one worker process takes before a second one on its node helps: its trial
+threads share one interpreter lock, and at about 5 ms of Python per model call one process
+answers about 170 calls/s (benchmarks/throughput.py (b)), whatever the latency allows."""
+
+
+def default_workers(ray: Any, max_in_flight: int = TRIALS_PER_WORKER) -> int:
+    """Worker actors when none are asked for: per alive node with a CPU, one for each
+    ``TRIALS_PER_WORKER`` trials in flight, at most one per CPU of the node (a sweep with the
+    default 64 in flight has one worker per node: each worker is a process of its own, with
+    LiteLLM loaded)."""
+    wanted = max(1, math.ceil(max_in_flight / TRIALS_PER_WORKER))
+    return max(1, sum(min(wanted, int(node["Resources"].get("CPU", 0)))
+                      for node in ray.nodes() if node.get("Alive")))
 
 
 def cpu_slots(ray: Any) -> list[str]:
@@ -285,7 +295,7 @@ def sized_pool(ray: Any, max_in_flight: int, workers: int | None = None) -> Work
     node), at most one per trial in flight, with threads enough for all of them. Asked for
     before the trials (pipeline.sweep.stages.services_ahead), it starts the workers early and
     ``execute`` finds them started."""
-    size = max(1, min(workers or default_workers(ray), max_in_flight))
+    size = max(1, min(workers or default_workers(ray, max_in_flight), max_in_flight))
     return worker_pool(ray, size, math.ceil(max_in_flight / size))
 
 
