@@ -8,9 +8,11 @@ it is left alone as soon as a user configures one (``logging_configured``). With
 - **Cost**: LiteLLM prices every response in the calling thread (``update_response_metadata``)
   and again in its logging thread. For a model its price table lacks (a local model, the
   reference server) each pricing is a failing table search. ``pricing_options`` gives such a
-  model a zero price per call (LiteLLM's documented per-call custom pricing,
+  model a nominal price per call (LiteLLM's documented per-call custom pricing,
   ``input_cost_per_token`` / ``output_cost_per_token``), looked up once per model: no search.
-  The provider's own report (``usage.cost``) is read from the response, untouched.
+  The price is 1e-30 USD a token, not zero: a cost of exactly zero sends LiteLLM looking for
+  why (its "zero cost" diagnostic: the same failing search). LiteLLM's estimate is never
+  recorded; the provider's own report (``usage.cost``) is read from the response, untouched.
 - **Logging**: LiteLLM's sync ``completion`` submits its success handler to a thread pool after
   every call (a bounded pool behind a semaphore: a lock convoy under many trial threads) and
   has no public switch for it. ``quiet_call`` runs the call as LiteLLM runs its own nested
@@ -37,7 +39,8 @@ CALLBACK_SETTINGS = ("callbacks", "success_callback", "failure_callback", "input
 CALLBACK_OPTIONS = ("callbacks", "success_callback", "failure_callback")
 """Per-call options that configure callbacks for one call."""
 
-ZERO_PRICE = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
+NOMINAL_PRICE = {"input_cost_per_token": 1e-30, "output_cost_per_token": 1e-30}
+"""What LiteLLM is told an unpriced model costs, for its own bookkeeping only (see above)."""
 
 _priced: dict[str, bool] = {}
 _priced_lock = threading.Lock()
@@ -67,11 +70,11 @@ def has_price(litellm: Any, model: str) -> bool:
 
 
 def pricing_options(litellm: Any, model: str, options: Mapping[str, Any]) -> dict[str, float]:
-    """Per-call options that spare LiteLLM's price search: a zero price for a model its table
-    lacks, unless a callback reads LiteLLM's costs or the call prices the model itself."""
-    if any(key in options for key in ZERO_PRICE) or logging_configured(litellm, options):
+    """Per-call options that spare LiteLLM's price search: a nominal price for a model its
+    table lacks, unless a callback reads LiteLLM's costs or the call prices the model itself."""
+    if any(key in options for key in NOMINAL_PRICE) or logging_configured(litellm, options):
         return {}
-    return {} if has_price(litellm, model) else dict(ZERO_PRICE)
+    return {} if has_price(litellm, model) else dict(NOMINAL_PRICE)
 
 
 def quiet_call(litellm: Any, options: Mapping[str, Any]) -> AbstractContextManager[object]:

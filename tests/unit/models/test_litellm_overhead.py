@@ -72,8 +72,10 @@ def test_a_configured_callback_is_still_called(litellm: Any, server: ServerHandl
     assert submitted, "LiteLLM logs through its thread pool when a callback is configured"
 
 
-def test_an_unpriced_model_is_priced_at_zero_without_a_search(
+def test_an_unpriced_model_is_priced_nominally_without_a_search(
         litellm: Any, server: ServerHandle, monkeypatch: pytest.MonkeyPatch) -> None:
+    from litellm.litellm_core_utils import litellm_logging
+
     responses: list[Any] = []
     real = litellm.completion
 
@@ -81,11 +83,23 @@ def test_an_unpriced_model_is_priced_at_zero_without_a_search(
         responses.append(real(*args, **kwargs))
         return responses[-1]
 
+    searched: list[str] = []
+    search = litellm_logging.pricing_entry_for_cost_calc
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        searched.append(str(kwargs.get("model")))
+        return search(*args, **kwargs)
+
+    client = reference_client(server)
+    client.complete(USER, None)  # the price table read once per model (pricing_options)
     monkeypatch.setattr(litellm, "completion", spying)
-    reply = reference_client(server).complete(USER, None)
+    monkeypatch.setattr(litellm_logging, "pricing_entry_for_cost_calc", counting)
+    reply = client.complete(USER, None)
     (response,) = responses
-    # LiteLLM priced it from the per-call zero price; its table search would have failed (None)
-    assert response._hidden_params["response_cost"] == 0.0
+    # LiteLLM priced it from the per-call nominal price, and its zero-cost diagnostic (a second
+    # price search, which fails for a model without a price) had nothing to look into
+    assert searched == []
+    assert 0 < response._hidden_params["response_cost"] < 1e-20
     assert reply.cost_usd is None  # the provider reported no cost: none recorded
     assert all("cost_per_token" not in key for key in server.received[-1])  # never sent
 
@@ -103,7 +117,7 @@ def test_the_price_table_is_read_once_per_model(litellm: Any,
     monkeypatch.setattr(litellm_overhead, "_priced", {})
     for _ in range(3):
         assert litellm_overhead.pricing_options(litellm, "openai/golden", {}) == \
-            litellm_overhead.ZERO_PRICE
+            litellm_overhead.NOMINAL_PRICE
         assert litellm_overhead.pricing_options(litellm, "openai/gpt-4o-mini", {}) == {}
     assert sorted(looked_up) == ["openai/golden", "openai/gpt-4o-mini"]
     assert litellm_overhead.pricing_options(  # a call that prices the model itself
