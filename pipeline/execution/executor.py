@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -130,11 +131,27 @@ class TrialWorker:
         # worker running only in-process models (the reference models) never pays for it.
         self.worker_id = worker_id
         self.holder = Holder()
+        self._running = 0
+        self._running_lock = threading.Lock()
+
+    def running_attempts(self) -> int:
+        """Attempts this worker runs now (0: a warm pool no run uses may be retired)."""
+        return self._running
 
     def run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
             parcel: Parcel | None = None) -> WorkerOutput:
         """Run one attempt; ``parcel`` brings the run's shared parts this worker lacks
         (pipeline.execution.parcels)."""
+        with self._running_lock:
+            self._running += 1
+        try:
+            return self._run(plan_id, compact, attempt_key, parcel)
+        finally:
+            with self._running_lock:
+                self._running -= 1
+
+    def _run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
+             parcel: Parcel | None) -> WorkerOutput:
         import ray
 
         from pipeline.models.client import model_call_guard
@@ -311,23 +328,31 @@ def worker_pool(ray: Any, size: int, threads: int) -> WorkerPool:
     slots: list[str | None] = list(cpu_slots(ray)) or [None]
     nodes = [slots[i % len(slots)] for i in range(size)]
     warm = not _cluster_is_ours
-    if warm:
-        _stop_stale_workers(ray)
     _pool = WorkerPool(ray, nodes, threads, key, warm=warm)
+    if warm:
+        _retire_other_warm_workers(ray, keep=set(_pool.worker_ids))
     return _pool
 
 
-def _stop_stale_workers(ray: Any) -> None:
-    """Warm workers left by runs of other code (their fingerprint differs)."""
+def _retire_other_warm_workers(ray: Any, keep: set[str]) -> None:
+    """Warm workers this run does not use: those of other code (their fingerprint differs)
+    are stopped; those of this code in a pool of another shape (threads, workers) are stopped
+    when idle, so that a stack keeps one pool, not one per shape of sweep ever run. A pool
+    another run is using now is left alone."""
     current = f"{WARM_PREFIX}{source_fingerprint()[:12]}-"
     for entry in ray.util.list_named_actors(all_namespaces=True):
         name = entry.get("name", "") if isinstance(entry, dict) else str(entry)
-        if (isinstance(entry, dict) and entry.get("namespace") == WARM_NAMESPACE
-                and name.startswith(WARM_PREFIX) and not name.startswith(current)):
-            try:
-                ray.kill(ray.get_actor(name, namespace=WARM_NAMESPACE), no_restart=True)
-            except ValueError:  # gone meanwhile
-                pass
+        if not (isinstance(entry, dict) and entry.get("namespace") == WARM_NAMESPACE
+                and name.startswith(WARM_PREFIX)) or name in keep:
+            continue
+        try:
+            actor = ray.get_actor(name, namespace=WARM_NAMESPACE)
+            if name.startswith(current) and ray.get(actor.running_attempts.remote(),
+                                                    timeout=10) != 0:
+                continue  # another run's pool, busy
+            ray.kill(actor, no_restart=True)
+        except (ValueError, ray.exceptions.RayError, TimeoutError):  # gone, dying or stuck
+            continue
 
 
 def shutdown_pool(keep_warm: bool = False) -> None:

@@ -185,3 +185,35 @@ def test_the_model_swap_runs_keyless_on_the_stack_and_ends_with_the_verdict(
         [run] = _flow_runs(state, run_id)
         assert {"agentsweep", "model-swap", "model:reference/golden"} & set(run["tags"])
         assert "model-swap" in run["tags"]
+
+
+def _trial_workers(state: dict[str, Any]) -> int:
+    return sum(kind_of(command).startswith("ray::TrialWorker")
+               for command in node_processes(state["ray_temp_dir"]).values())
+
+
+def _settled_trial_workers(state: dict[str, Any], expected: int) -> int:
+    """The stack's TrialWorker processes once retired ones have exited (up to 20 s)."""
+    import time
+
+    deadline = time.monotonic() + 20
+    while (seen := _trial_workers(state)) != expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return seen
+
+
+@pytest.mark.slow
+def test_the_stack_keeps_one_warm_pool_sized_from_the_sweep(
+        stack: tuple[Path, dict[str, Any]]) -> None:
+    """128 in flight on 2 CPUs: two workers, and the idle pool of the default shape is retired
+    instead of kept beside them; the default shape again: one worker again."""
+    home, state = stack
+    args = ["run", "--suite", str(MEETING_SUITE), "--scenario", "V1", "--memory-mode", "chat",
+            "--repeats", "1"]
+    wide = _agentsweep(home, *args, "--max-in-flight", "128", "--run-id", "pool-wide")
+    assert wide.returncode == 0, wide.stderr
+    cpus = min(2, os.cpu_count() or 1)  # the stack's Ray has the machine's CPUs
+    assert _settled_trial_workers(state, cpus) == cpus
+    narrow = _agentsweep(home, *args, "--run-id", "pool-default")
+    assert narrow.returncode == 0, narrow.stderr
+    assert _settled_trial_workers(state, 1) == 1
