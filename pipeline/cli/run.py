@@ -285,8 +285,9 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
                            markup=False, highlight=False)
     _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
-        terminal.err.print(f"error: stopped: {outcome.stopped.reason}; what was not saved runs "
-                           f"again on resume. {outcome.stopped.remedy}, then: agentsweep run "
+        lost = "what was not saved runs again on resume. " if outcome.stopped.lost_work else ""
+        terminal.err.print(f"error: stopped: {outcome.stopped.reason}; {lost}"
+                           f"{outcome.stopped.remedy}, then: agentsweep run "
                            f"--run-id {outcome.run_id} --resume", markup=False, soft_wrap=True)
         return ExitCode.INCOMPLETE
     from pipeline.execution.breaker import outages_of
