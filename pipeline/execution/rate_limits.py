@@ -147,6 +147,7 @@ class RateLimiter:
         self.name = name
         self._buckets = Buckets(RateLimits(rpm, tpm))
         self._turn = asyncio.Lock()  # FIFO: the first to ask is the first served
+        self._changed = asyncio.Event()  # a correction or a pause: the wait is computed again
         self._granted = 0
         self._tokens = 0
         self._pauses = 0
@@ -154,7 +155,11 @@ class RateLimiter:
     async def acquire(self, tokens: int) -> None:
         async with self._turn:
             while (wait_s := self._buckets.wait_s()) > 0:
-                await asyncio.sleep(wait_s)
+                self._changed.clear()
+                try:
+                    await asyncio.wait_for(self._changed.wait(), wait_s)
+                except TimeoutError:
+                    pass
             self._buckets.take(tokens)
             self._granted += 1
             self._tokens += tokens
@@ -162,10 +167,12 @@ class RateLimiter:
     async def correct(self, tokens: int) -> None:
         self._buckets.correct(tokens)
         self._tokens += tokens
+        self._changed.set()
 
     async def pause(self, seconds: float) -> None:
         self._buckets.pause(seconds)
         self._pauses += 1
+        self._changed.set()
 
     async def stats(self) -> dict[str, float]:
         return {"granted": self._granted, "tokens": self._tokens, "pauses": self._pauses}

@@ -211,3 +211,25 @@ def test_a_529_without_retry_after_pauses_for_the_default(pauses: ProcessPauses)
         raise InfraError("server_error", "500")  # a 500 pauses nothing
     assert pauses.seconds_left("anthropic") == pytest.approx(DEFAULT_PAUSE_S, abs=0.1)
     assert pauses.seconds_left("openai") == 0
+
+
+def test_the_limiter_wakes_a_waiting_call_when_a_correction_frees_tokens() -> None:
+    """The actor's own methods on one event loop (as Ray runs them), without Ray."""
+    import asyncio
+
+    from pipeline.execution.rate_limits import RateLimiter
+
+    async def scenario() -> float:
+        limiter = RateLimiter("t", rpm=None, tpm=600)  # 10 tokens a second
+        await limiter.acquire(50)  # an estimate: 4 s of debt
+        waiting = asyncio.ensure_future(limiter.acquire(10))
+        await asyncio.sleep(0.1)
+        assert not waiting.done()
+        started = time.monotonic()
+        await limiter.correct(-45)  # the call used 5: the debt is paid
+        await asyncio.wait_for(waiting, 2.0)
+        stats = await limiter.stats()
+        assert stats["granted"] == 2 and stats["tokens"] == 15
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) < 0.5
