@@ -20,6 +20,11 @@ from pipeline.models.pricing import Price
 from warehouse.rows import TrialRow
 
 
+def usd(amount: float) -> str:
+    """An amount as the summary says it: to the millionth of a dollar (caps can be cents)."""
+    return f"${amount:.6f}"
+
+
 @dataclass(frozen=True)
 class Charge:
     """One model's calls in one attempt, as the warehouse recorded them."""
@@ -110,11 +115,11 @@ class SpendBook:
         parts = []
         if self.caps.sweep is not None and self.total >= self.caps.sweep:
             parts.append(f"max_cost_usd {self.caps.sweep:g} of the sweep")
-        parts += [f"max_cost_usd {self.caps.models[m]:g} of {m} (spent ${self.spent[m]:.4f})"
+        parts += [f"max_cost_usd {self.caps.models[m]:g} of {m} (spent {usd(self.spent[m])})"
                   for m in self.capped_models()]
         if not parts:
             return None
         unknown = (f"; {self.unknown_attempts} attempt(s) of unknown cost not counted"
                    if self.unknown_attempts else "")
-        return (f"spend cap reached: {', '.join(parts)}; ${self.total:.4f} spent in this run"
+        return (f"spend cap reached: {', '.join(parts)}; {usd(self.total)} spent in this run"
                 f"{unknown}")

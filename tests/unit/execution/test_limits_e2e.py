@@ -153,7 +153,7 @@ def test_a_priced_sweep_stops_at_its_cap_and_a_resume_with_a_higher_cap_finishes
         spent = _spend(root)
         assert spent >= 0.00005  # one trial at a time: it stopped at the cap, not before
         assert "spend cap reached: max_cost_usd 5e-05 of the sweep" in str(reached.value)
-        assert f"${spent:.4f} spent" in str(reached.value)
+        assert f"${spent:.6f} spent" in str(reached.value)
         assert f"{8 - done} trial(s) not started" in str(reached.value)
 
         with pytest.raises(SpendCapReached):  # the same cap: what was spent still counts

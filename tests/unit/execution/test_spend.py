@@ -37,7 +37,7 @@ def test_the_sweep_cap_stops_every_model_once_reached() -> None:
     assert not book.allows(["a"]) and not book.allows(["b"])
     book.add([Charge("a", 1, 0.001, None, None)])  # a running attempt finishing: counted
     assert book.total == pytest.approx(0.012)
-    assert said == ["spend cap reached: max_cost_usd 0.01 of the sweep; $0.0110 spent in "
+    assert said == ["spend cap reached: max_cost_usd 0.01 of the sweep; $0.011000 spent in "
                     "this run"]  # said once, when it was reached
 
 
@@ -49,7 +49,7 @@ def test_a_model_cap_stops_that_model_only_and_unknown_costs_are_said() -> None:
     assert not book.allows(["a"]) and book.allows(["b"])
     assert not book.allows(["b", "a"])  # an attempt calling a capped model too
     line = book.reached()
-    assert line is not None and "max_cost_usd 0.002 of a (spent $0.0022)" in line
+    assert line is not None and "max_cost_usd 0.002 of a (spent $0.002200)" in line
     assert "1 attempt(s) of unknown cost not counted" in line
 
 
