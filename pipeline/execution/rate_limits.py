@@ -10,10 +10,10 @@ the tokens the provider counted (``correct``; a reply without usage keeps the es
 then (``pause``).
 
 The accounting is a pair of token buckets (``Buckets``), pure and on an injected clock: each
-refills at ``limit / 60`` per second up to one second's worth, starts full, and may go into
-debt (a call larger than the bucket is granted once the level is back at zero). Over any span
-of T seconds at most ``limit * T / 60`` plus one second's worth and one call go through, so
-the achieved rate stays at the limit; corrections move the level both ways.
+refills at ``limit / 60`` per second up to one second's worth, starts empty, and may go into
+debt (a call is granted once the level is back at zero, whatever its size). Over any span of T
+seconds at most ``limit * T / 60`` plus one second's worth and one call go through, so the
+achieved rate stays at the limit; corrections move the level both ways.
 """
 
 from __future__ import annotations
@@ -65,11 +65,9 @@ class Bucket:
     """One token bucket: ``per_minute`` units a minute, one second's worth of burst."""
 
     per_minute: float
-    level: float = field(init=False)
-    updated: float = field(init=False, default=0.0)
-
-    def __post_init__(self) -> None:
-        self.level = self.capacity
+    level: float = 0.0
+    """Units that may be taken now (negative: a debt the refill pays back first)."""
+    updated: float = 0.0
 
     @property
     def rate(self) -> float:

@@ -38,8 +38,6 @@ def test_rpm_lets_one_call_a_second_through_at_60_rpm() -> None:
     buckets = Buckets(RateLimits(rpm=60), clock)
     assert buckets.wait_s() == 0
     buckets.take(0)
-    assert buckets.wait_s() == pytest.approx(0.0)  # the level is at zero: due now
-    buckets.take(0)
     assert buckets.wait_s() == pytest.approx(1.0)
     clock.now += 0.5
     assert buckets.wait_s() == pytest.approx(0.5)
@@ -51,12 +49,12 @@ def test_tpm_counts_the_estimate_and_the_reported_usage_corrects_it() -> None:
     clock = Hand()
     buckets = Buckets(RateLimits(tpm=600), clock)  # 10 tokens a second, 10 of burst
     buckets.take(50)  # estimate: a call larger than the bucket goes through, in debt
-    assert buckets.wait_s() == pytest.approx(4.0)
+    assert buckets.wait_s() == pytest.approx(5.0)
     buckets.correct(20 - 50)  # the provider counted 20
-    assert buckets.wait_s() == pytest.approx(1.0)
+    assert buckets.wait_s() == pytest.approx(2.0)
     buckets.correct(+30)  # or 30 more than counted
-    assert buckets.wait_s() == pytest.approx(4.0)
-    clock.now += 4.0
+    assert buckets.wait_s() == pytest.approx(5.0)
+    clock.now += 5.0
     assert buckets.wait_s() == 0
 
 
@@ -87,7 +85,7 @@ def test_a_greedy_caller_gets_the_limit_over_two_minutes(estimate: int, reported
         buckets.correct(reported - estimate)
         used += reported
     limit = tpm * 2
-    assert limit * 0.97 <= used <= limit + tpm / 60 + max(estimate, reported)
+    assert limit * 0.97 <= used <= limit + max(estimate, reported)
 
 
 def test_a_pause_holds_every_call_until_it_ends_and_a_shorter_one_does_not_cut_it() -> None:
@@ -221,15 +219,15 @@ def test_the_limiter_wakes_a_waiting_call_when_a_correction_frees_tokens() -> No
 
     async def scenario() -> float:
         limiter = RateLimiter("t", rpm=None, tpm=600)  # 10 tokens a second
-        await limiter.acquire(50)  # an estimate: 4 s of debt
+        await limiter.acquire(50)  # an estimate: 5 s of debt
         waiting = asyncio.ensure_future(limiter.acquire(10))
         await asyncio.sleep(0.1)
         assert not waiting.done()
         started = time.monotonic()
-        await limiter.correct(-45)  # the call used 5: the debt is paid
+        await limiter.correct(-50)  # the call used none: the debt is paid
         await asyncio.wait_for(waiting, 2.0)
         stats = await limiter.stats()
-        assert stats["granted"] == 2 and stats["tokens"] == 15
+        assert stats["granted"] == 2 and stats["tokens"] == 10
         return time.monotonic() - started
 
     assert asyncio.run(scenario()) < 0.5
