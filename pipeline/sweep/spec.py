@@ -5,7 +5,10 @@ A spec names suites (paths relative to the spec file, or bundled suite ids such 
 policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional;
 ``runs_per_case`` (the regression-suite method's name for ``repeats``), ``tools`` (sandbox | mock)
 and the release
-``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate). The file
+``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate), the
+spend caps ``max_cost_usd`` (of the sweep; a model's own caps it alone) and ``unknown_cost``
+(pipeline.sweep.spend_cap); a model's ``concurrency``, ``rpm`` and ``tpm`` are its provider
+group's, agreed by its models. The file
 is parsed with PyYAML keeping the line of every key, validated with pydantic
 (``extra='forbid'``), and turned into a ``SweepConfig``. Every problem the file's shape shows,
 or else every problem its suites, models and scenarios show, is raised at once
