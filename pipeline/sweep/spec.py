@@ -43,7 +43,7 @@ from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from warehouse.writer import WarehouseError, validate_run_id
 
-OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
+OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats", "max_cost_usd"})
 
 
 class SweepSpec(BaseModel):
@@ -124,7 +124,7 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
 def load_spec(path: Path, warehouse: Path, overrides: Mapping[str, Any] | None = None
               ) -> SweepConfig:
     """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
-    repeats: explicit command-line values) win over the file."""
+    repeats, max_cost_usd: explicit command-line values) win over the file."""
     unknown = sorted(set(overrides or {}) - OVERRIDABLE)
     if unknown:
         raise ValueError(f"not overridable: {', '.join(unknown)}")

@@ -84,3 +84,23 @@ def test_preflight_refuses_a_cap_over_an_unknown_cost_from_any_door(tmp_path: Pa
     with pytest.raises(BadInput, match="max_cost_usd: the cost of reference/golden is unknown"):
         check(config, append=False, reach=False)
     check(config.model_copy(update={"unknown_cost": "allow"}), append=False, reach=False)
+
+
+def test_the_command_line_cap_wins_over_the_spec(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text("max_cost_usd: 1\nmodels: [openai/gpt-4o-mini]\n", "utf-8")
+    assert load_spec(path, tmp_path / "wh", {"max_cost_usd": 3.0}).max_cost_usd == 3.0
+
+
+def test_agentsweep_run_refuses_a_cap_over_an_unknown_cost_with_exit_2(tmp_path: Path) -> None:
+    from conftest import MEETING_SUITE
+    from helpers.commands import agentsweep
+
+    home = tmp_path / "home"
+    result = agentsweep(home, "run", "--suite", str(MEETING_SUITE), "--repeats", "1",
+                        "--memory-mode", "chat", "--max-cost-usd", "0.5")
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: max_cost_usd: the cost of reference/golden is unknown"), line
+    assert "unknown_cost: allow" in line
+    assert not (home / "warehouse" / "trials").exists()  # nothing ran, nothing written
