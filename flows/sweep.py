@@ -76,7 +76,8 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
     except DiskFull as exc:
         return {}, Stop(str(exc), "Free some space")
     except SpendCapReached as exc:
-        return exc.statuses, Stop(str(exc), "Raise the cap (max_cost_usd in the spec)",
+        return exc.statuses, Stop(str(exc), "Raise the cap (--max-cost-usd, or max_cost_usd in "
+                                  "the spec)",
                                   lost_work=False)
     except RayHeadLost as exc:
         return {}, Stop(f"{exc}; trials in flight were lost, every finished one is saved",

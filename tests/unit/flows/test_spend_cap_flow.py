@@ -73,8 +73,8 @@ def test_the_flow_stops_at_the_cap_with_exit_3_and_resumes_with_a_higher_one(
         assert spent >= 0.00004
         assert line.startswith("error: stopped: spend cap reached: max_cost_usd 4e-05 of the "
                                f"sweep; ${spent:.6f} spent in this run;"), line
-        assert f"{6 - done} trial(s) not started; Raise the cap (max_cost_usd in the spec), " \
-               "then: agentsweep run --run-id cap --resume" in line
+        assert (f"{6 - done} trial(s) not started; Raise the cap (--max-cost-usd, or "
+                "max_cost_usd in the spec), then: agentsweep run --run-id cap --resume") in line
         assert "what was not saved" not in line  # nothing was lost
         assert run_sql(root, "select count(*) from runs_all where finished_at is not null"
                        ).rows == [(1,)]  # recorded as finished
