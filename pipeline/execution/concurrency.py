@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import AgentError, InfraError
-from pipeline.execution.group_pause import GROUP_PAUSES, pause_of
+from pipeline.execution.group_pause import GROUP_PAUSES, BoardRef, follow, pause_of
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateRef
 from pipeline.models.call_params import models_of
 from pipeline.models.faults import FaultProfile
@@ -245,13 +245,17 @@ class CallGate:
     rng: random.Random = field(default_factory=random.Random)
     rates: Mapping[str, RateRef] = field(default_factory=dict)
     """provider group -> its rate limiter (pipeline.execution.rate_limits)."""
-    get: Callable[[Any], Any] | None = None
-    """``ray.get`` (injectable for tests); looked up at the first rate-limited call."""
+    get: Callable[..., Any] | None = None
+    """``ray.get`` (injectable for tests); looked up at the first call that needs it."""
+    board: BoardRef | None = None
+    """The run's pause board (pipeline.execution.group_pause): followed by this process."""
 
     @contextmanager
     def __call__(self, model: str, estimate: Callable[[], int] = lambda: 0
                  ) -> Iterator[Callable[[int | None], None] | None]:
         group = group_of(model)
+        if self.board is not None:
+            follow(self.board, self._ray_get())
         GROUP_PAUSES.wait(group)
         rate = self.rates.get(group)
         counted = self._take(rate, estimate) if rate is not None else 0
@@ -269,6 +273,8 @@ class CallGate:
             pause_s = pause_of(exc)
             if pause_s is not None:
                 GROUP_PAUSES.pause(group, pause_s)
+                if self.board is not None:
+                    self.board.handle.pause.remote(group, pause_s)  # fire and forget
                 if rate is not None:
                     rate.handle.pause.remote(pause_s)  # fire and forget
             raise
@@ -278,13 +284,16 @@ class CallGate:
 
     def _take(self, rate: RateRef, estimate: Callable[[], int]) -> int:
         """Wait for the group's rate limiter to grant one call of ``estimate()`` tokens."""
+        tokens = estimate()
+        self._ray_get()(rate.handle.acquire.remote(tokens))
+        return tokens
+
+    def _ray_get(self) -> Callable[..., Any]:
         if self.get is None:
             import ray
 
             self.get = ray.get
-        tokens = estimate()
-        self.get(rate.handle.acquire.remote(tokens))
-        return tokens
+        return self.get
 
 
 def _corrector(rate: RateRef, counted: int) -> Callable[[int | None], None]:

@@ -43,10 +43,10 @@ from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.concurrency import CallGate, create_limiters, group_of
-from pipeline.execution.group_pause import PauseBook, pause_s
+from pipeline.execution.group_pause import PauseBook, create_board, pause_s
 from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, Parcel, Plan
-from pipeline.execution.rate_limits import RateLimits, create_rate_limiters
+from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.execution.spend import SpendBook, charges_of
@@ -162,7 +162,7 @@ class TrialWorker:
         node_id = ray.get_runtime_context().get_node_id()
         # Injected faults are reproducible per (trial, attempt).
         gate = CallGate(self.worker_id, gates.limiters, gates.faults,
-                        rng=random.Random(attempt_key), rates=gates.rates)
+                        rng=random.Random(attempt_key), rates=gates.rates, board=gates.board)
         endpoint = gates.endpoints.params_for(spec.model.name, node_id)
         if endpoint is None:  # its node service is not running here (the node joined later)
             return WorkerOutput(harness_failure(spec, ctx, f"no {spec.model.name} endpoint on "
@@ -480,10 +480,14 @@ class _Execution:
                               rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
         self.rates = create_rate_limiters(ray, ctx.run_id, options.rates)
-        gates = GateConfig(self.limiters, dict(options.faults), options.endpoints, self.rates)
-        self.packer = Packer(Plan(ctx, gates))
         size = options.workers or default_workers(ray)
         size = max(1, min(size, max_in_flight))
+        # One worker process shares its pauses among its trials; more need the board (an
+        # actor: a process of its own, spared a sweep on one worker).
+        self.board = create_board(ray, ctx.run_id, LIMITER_NAMESPACE) if size > 1 else None
+        gates = GateConfig(self.limiters, dict(options.faults), options.endpoints, self.rates,
+                           self.board)
+        self.packer = Packer(Plan(ctx, gates))
         mark("starting workers")
         self.pool = worker_pool(ray, size, math.ceil(max_in_flight / size))
         self._first = True
@@ -526,7 +530,9 @@ class _Execution:
                 head_was_lost()
             else:
                 handles = [limiter.handle for limiter in self.limiters.values()]
-                for handle in [*handles, *(rate.handle for rate in self.rates.values())]:
+                handles += [rate.handle for rate in self.rates.values()]
+                handles += [self.board.handle] if self.board is not None else []
+                for handle in handles:
                     self.ray.kill(handle, no_restart=True)
                 if not clean:  # trials may still run on the workers: do not hand them on
                     shutdown_pool()

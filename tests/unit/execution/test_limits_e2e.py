@@ -103,6 +103,44 @@ def test_a_429_and_a_529_pause_the_group_and_the_sweep_completes(
         ("overloaded", 1), ("rate_limit", 1)]
 
 
+def test_a_429_pauses_the_group_in_every_worker_process(ray_local: Any, tmp_path: Path) -> None:
+    """Two worker processes, 400 ms per answer (a trial lasts seconds): a 429 met in one
+    process stops the other's calls of the group too (the run's pause board), not only new
+    attempts (without the board the other process's trials go on calling)."""
+    from pipeline.execution.executor import ExecuteOptions, execute
+    from pipeline.models.call_params import call_params_from, with_call_params
+    from pipeline.trial.run import RunContext, TrialResult
+
+    decisions = _Scripted({8: "rate_limit"})
+    pause = 2.0
+    with start_server(faults=FaultProfile(retry_after_s=pause), wire="anthropic") as server:
+        server.server.decide = _Delayed(decisions, 0.4)  # type: ignore[method-assign]
+        model = ModelConfig("reference-anthropic/golden", api_base=server.api_base)
+        config = _config(tmp_path, "board", model)
+        specs = list(with_call_params(plan(config).pending, call_params_from(config)))
+        results: list[TrialResult] = []
+        execute(specs, RunContext("board", "test"), results.append, 4,
+                options=ExecuteOptions(workers=2, retry=RetryPolicy(backoff_base_s=0.01)))
+    assert sorted(r.status for r in results) == ["complete"] * 8
+    at = next(at for at, k in decisions.seen if k == "rate_limit")
+    # The 429 is read, the other process learns of it within a poll (0.25 s) and its call on
+    # the wire (0.4 s) ends; then no call of the group starts until the pause is over.
+    starts = [round(t - at, 2) for t, _ in decisions.seen if at < t < at + pause + 1]
+    assert not [t for t in starts if 0.8 < t < pause - 0.1], starts
+    assert any(t >= pause - 0.1 for t in starts), starts
+
+
+class _Delayed:
+    """Scripted decisions with a fixed latency."""
+
+    def __init__(self, scripted: _Scripted, delay_s: float) -> None:
+        self.scripted = scripted
+        self.delay_s = delay_s
+
+    def __call__(self, profile: FaultProfile) -> FaultDecision:
+        return replace(self.scripted(profile), delay_s=self.delay_s)
+
+
 # --- tpm ----------------------------------------------------------------------------------------
 
 def test_a_tpm_limit_holds_over_a_sweep(ray_local: Any, tmp_path: Path) -> None:

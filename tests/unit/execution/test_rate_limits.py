@@ -231,3 +231,42 @@ def test_the_limiter_wakes_a_waiting_call_when_a_correction_frees_tokens() -> No
         return time.monotonic() - started
 
     assert asyncio.run(scenario()) < 0.5
+
+
+def test_a_pause_reaches_every_worker_process_through_the_board() -> None:
+    """Two processes' pauses (as two ProcessPauses) follow one board (the actor's own methods
+    on an event loop, as Ray runs them): a 429 in one pauses the group in the other."""
+    import asyncio
+
+    from pipeline.execution.group_pause import BoardRef, PauseBoard, follow
+
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, daemon=True)
+    runner.start()
+    board = PauseBoard()
+
+    class Method:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def remote(self, *args: Any) -> Any:
+            return asyncio.run_coroutine_threadsafe(getattr(board, self.name)(*args), loop)
+
+    class Handle:
+        pause, left = Method("pause"), Method("left")
+
+    ref = BoardRef("pause:test", Handle())
+    get = lambda future, timeout=None: future.result(timeout)  # noqa: E731 (ray.get's shape)
+    other = ProcessPauses()
+    follow(ref, get, other, interval_s=0.02)
+    follow(ref, get, other, interval_s=0.02)  # once per board and process
+    try:
+        assert other.seconds_left("openai") == 0
+        ref.handle.pause.remote("openai", 0.5).result(1)  # a 429 seen by the first process
+        deadline = time.monotonic() + 2
+        while other.seconds_left("openai") == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert 0.3 < other.seconds_left("openai") <= 0.5
+        assert other.seconds_left("anthropic") == 0
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
