@@ -260,12 +260,15 @@ def plain(root: Path, sql: str) -> float:
     return statistics.median(once() for _ in range(REPEAT))
 
 
-def measure(home: Path, run: str) -> dict[str, tuple[float, float | None]]:
+def measure(home: Path, run: str, local_floor: bool = True
+            ) -> dict[str, tuple[float, float | None]]:
     root = home / "warehouse"
     found: dict[str, tuple[float, float | None]] = {}
-    found["sql: select 1 (fixed cost)"] = (timed(home, "sql", "select 1"), plain(root, "select 1"))
+    found["sql: select 1 (fixed cost)"] = (timed(home, "sql", "select 1"),
+                                           plain(root, "select 1") if local_floor else None)
     for name, sql in QUERIES.items():
-        found[f"sql: {name}"] = (timed(home, "sql", sql), plain(root, sql))
+        found[f"sql: {name}"] = (timed(home, "sql", sql),
+                                 plain(root, sql) if local_floor else None)
         found[f"sql: {name} (csv)"] = (timed(home, "sql", sql, "--format", "csv"), None)
     found["runs"] = (timed(home, "runs"), None)
     for report in ("matrix", "first_violations"):
@@ -290,6 +293,9 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=REPEAT)
+    parser.add_argument("--s3", action="store_true",
+                        help="also time the compacted warehouse on a loopback S3 server "
+                        "(moto, from the dev lock)")
     parser.add_argument("--home", type=Path, help="Keep the synthetic home here (default: a "
                         "temporary folder, removed at the end).")
     args = parser.parse_args()
@@ -310,9 +316,58 @@ def main() -> None:
         after_files = files(root)
         after = measure(home, run)
         _print(before, after, before_files, after_files, compact_s)
+        if args.s3:
+            _print_s3(on_s3(home, run), after)
     finally:
         if args.home is None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def on_s3(home: Path, run: str) -> dict[str, tuple[float, float | None]]:
+    """The compacted warehouse copied to a bucket of moto's S3 server on loopback, one commit
+    record per run (as ``agentsweep warehouse compact`` leaves a run there), and the same
+    commands timed with ``AGENTSWEEP_WAREHOUSE=s3://...``."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from helpers.s3_server import DUMMY_ENV, moto_server
+
+    from warehouse.location import S3Location, client, filesystem
+    from warehouse.objectstore import CommitRecord, put_object, record_key
+
+    root = home / "warehouse"
+    saved = dict(os.environ)
+    with moto_server() as endpoint:
+        os.environ.update({**DUMMY_ENV, "AWS_ENDPOINT_URL": endpoint,
+                           "AGENTSWEEP_WAREHOUSE": "s3://agentsweep-bench/warehouse"})
+        try:
+            loc = S3Location("agentsweep-bench", "warehouse")
+            client().create_bucket(Bucket=loc.bucket)
+            fs = filesystem()
+            begin = time.perf_counter()
+            runs: dict[str, dict[str, list[str]]] = {}
+            for path in sorted(root.glob("*/run_id=*/*.parquet")):
+                key = str(path.relative_to(root))
+                with fs.open_output_stream(loc.path(key)) as out:
+                    out.write(path.read_bytes())
+                run_id = path.parent.name.removeprefix("run_id=")
+                runs.setdefault(run_id, {}).setdefault(path.parent.parent.name, []).append(key)
+            for run_id, parts in runs.items():
+                record = CommitRecord(record_key(run_id, f"bench-{uuid.uuid4().hex[:12]}"),
+                                      run_id, "compaction", parts)
+                put_object(loc, record.key, record.body(), if_none_match=True)
+            print(f"copied to loopback S3 in {time.perf_counter() - begin:.0f} s "
+                  f"({len(runs)} runs, one commit record each)", flush=True)
+            return measure(home, run, local_floor=False)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+def _print_s3(s3: dict[str, tuple[float, float | None]],
+              local: dict[str, tuple[float, float | None]]) -> None:
+    print(f"\nthe compacted warehouse on loopback S3 (moto); median of {REPEAT} runs")
+    print(f"{'command (wall, s)':42} {'local':>8} {'S3':>8}")
+    for name, (cli, _) in s3.items():
+        print(f"{name:42} {local[name][0]:8.2f} {cli:8.2f}")
 
 
 def _print(before: dict[str, tuple[float, float | None]],

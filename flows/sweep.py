@@ -25,6 +25,7 @@ from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import refuse_existing
 from pipeline.sweep.prepare import PreparedSweep, planned
+from pipeline.sweep.spend_cap import SpendCapReached
 from pipeline.sweep.stages import (
     Stop,
     SweepOutcome,
@@ -78,6 +79,10 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
         return execute_plan(config, sweep_plan, log=logger.info), None
     except DiskFull as exc:
         return {}, Stop(str(exc), "Free some space")
+    except SpendCapReached as exc:
+        return exc.statuses, Stop(str(exc), "Raise the cap (--max-cost-usd, or max_cost_usd in "
+                                  "the spec)",
+                                  lost_work=False)
     except RayHeadLost as exc:
         return {}, Stop(f"{exc}; trials in flight were lost, every finished one is saved",
                         _restart_ray(config))
@@ -127,7 +132,8 @@ def sweep_flow(config: SweepConfig) -> SweepOutcome:
     record_task(config, quoted, started_at, None, invocation)
     statuses, stopped = execute_task(config, quoted)
     executed = sum(statuses.values())
-    if stopped is None:  # a full disk has no room for the finish record, nor a lost run
+    # A full disk has no room for the finish record, nor a lost run; a spend cap has both.
+    if stopped is None or not stopped.lost_work:
         record_task(config, quoted, started_at, executed, invocation)
         compact_task(config, sweep_plan.run_id)
     columns, rows = summarize_task(config, sweep_plan.run_id)

@@ -64,6 +64,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2
     """An option, spec, catalog or configuration mistake: nothing ran (never retried)."""
     INCOMPLETE = 3
-    """Trials without a final outcome (infrastructure): resume the run."""
+    """Trials without a final outcome (infrastructure, or a spend cap reached): resume the
+    run."""
     INTERRUPTED = 130
     """Ctrl-C: what finished is saved."""

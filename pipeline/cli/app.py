@@ -78,7 +78,8 @@ def run(
         "--timeout-s", help="Time limit of one model call (connect at most 10 s). Default: "
         "120 s (local models 900 s).")] = None,
     spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
-        "grid options; --run-id, --resume, --ray-address, --repeats override it.")] = None,
+        "grid options; --run-id, --resume, --ray-address, --repeats, --max-cost-usd override "
+        "it.")] = None,
     append: Annotated[bool, typer.Option(
         "--append", help="Add this grid to an existing --run-id (another grid).")] = False,
     junit: Annotated[Path | None, typer.Option(
@@ -91,6 +92,10 @@ def run(
     user_max_turns: Annotated[int | None, typer.Option(
         "--user-max-turns", min=1, help="Turns the simulated user may speak; past them the "
         "dialog ends as turn_limit. Default: 30.")] = None,
+    max_cost_usd: Annotated[float | None, typer.Option(
+        "--max-cost-usd", help="Spend cap of the sweep (USD): at the cap "
+        "no new attempt starts, exit 3; with --resume, a higher cap goes on (overrides the "
+        "spec's and the recorded one).")] = None,
 ) -> None:
     """Run a sweep: suites x models x prompts x memory modes x repeats."""
     from pipeline.cli.run import RunOptions, Terminal, main
@@ -102,7 +107,7 @@ def run(
         user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
-        append=append, junit=junit)
+        append=append, junit=junit, max_cost_usd=max_cost_usd)
     code = main(options, Terminal(console, err_console))
     if code:
         raise typer.Exit(code)

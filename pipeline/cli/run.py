@@ -61,6 +61,8 @@ class RunOptions:
     append: bool = False
     junit: Path | None = None
     """Write the run's JUnit XML here when the sweep ends (whatever its exit code)."""
+    max_cost_usd: float | None = None
+    """The sweep's spend cap; wins over a spec's and over the one a resumed run recorded."""
 
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
@@ -82,13 +84,15 @@ def build_config(options: RunOptions) -> SweepConfig:
     if options.spec is not None and options.grid_given():
         raise BadInput("--spec: set suites, scenarios, models, prompts, memory modes, "
                        "temperature, seed, tools and max in flight in the spec (only --run-id, "
-                       "--resume, --ray-address, --repeats override it)")
+                       "--resume, --ray-address, --repeats, --max-cost-usd override it)")
     try:
         if options.spec is not None:
             return _from_spec(options)
         args = _grid_args(options)
         if options.resume and not options.grid_given() and options.repeats is None:
             args.update(_recorded_grid(str(options.run_id)))
+        if options.max_cost_usd is not None:
+            args["max_cost_usd"] = options.max_cost_usd
         return SweepConfig(**args)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
@@ -132,7 +136,8 @@ def _from_spec(options: RunOptions) -> SweepConfig:
     assert options.spec is not None
     config = load_spec(options.spec, hygiene.warehouse_root(), {
         "run_id": options.run_id, "resume": options.resume or None,
-        "ray_address": options.ray_address, "repeats": options.repeats})
+        "ray_address": options.ray_address, "repeats": options.repeats,
+        "max_cost_usd": options.max_cost_usd})
     if config.resume and "run_id" not in config.model_fields_set:
         raise BadInput("--resume needs --run-id (or run_id in the spec)")
     return config
@@ -314,8 +319,9 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
                            markup=False, highlight=False)
     _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
-        terminal.err.print(f"error: stopped: {outcome.stopped.reason}; what was not saved runs "
-                           f"again on resume. {outcome.stopped.remedy}, then: agentsweep run "
+        lost = "what was not saved runs again on resume. " if outcome.stopped.lost_work else ""
+        terminal.err.print(f"error: stopped: {outcome.stopped.reason}; {lost}"
+                           f"{outcome.stopped.remedy}, then: agentsweep run "
                            f"--run-id {outcome.run_id} --resume", markup=False, soft_wrap=True)
         return ExitCode.INCOMPLETE
     from pipeline.execution.breaker import outages_of

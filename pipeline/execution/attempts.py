@@ -111,6 +111,15 @@ class RetryBook:
             return due.spec, due.attempt
         return None
 
+    def drop(self, forbidden: Callable[[TrialSpec], bool]) -> int:
+        """Forget the waiting retries whose spec is ``forbidden``; returns how many."""
+        kept = [due for due in self._waiting if not forbidden(due.spec)]
+        dropped = len(self._waiting) - len(kept)
+        if dropped:
+            heapq.heapify(kept)
+            self._waiting = kept
+        return dropped
+
     def seconds_to_next(self) -> float | None:
         """Time until the earliest queued retry is due (0 if overdue); None if none waits."""
         if not self._waiting:

@@ -21,17 +21,17 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import AgentError, InfraError
+from pipeline.execution.group_pause import GROUP_PAUSES, BoardRef, follow, pause_of
+from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateRef
 from pipeline.models.call_params import models_of
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import provider_of
-
-LIMITER_NAMESPACE = "agentsweep"
 
 
 def group_of(model: str) -> str:
@@ -230,8 +230,11 @@ def permit_pool(limiter: LimiterRef, holder: str) -> PermitPool:
 class CallGate:
     """Worker side, one per attempt: permits, injected faults, and the last Retry-After seen.
 
-    Called as ``gate(model)`` by ``pipeline.models.client`` around each model call. ``holder``
-    names the worker process at the limiters (the driver reclaims its leases if the process dies).
+    Called as ``gate(model, estimate)`` by ``pipeline.models.client`` around each model call.
+    ``holder`` names the worker process at the limiters (the driver reclaims its leases if the
+    process dies). Before the call: the group's pause (a 429 or 529 of any trial of this
+    process), its rate limiter (rpm, tpm: the estimate is counted), then a permit; a 429 or 529
+    pauses the group here and at its rate limiter (pipeline.execution.group_pause).
     """
 
     holder: str
@@ -240,9 +243,22 @@ class CallGate:
     faults: Mapping[str, FaultProfile] = field(default_factory=dict)
     retry_after_s: float | None = None
     rng: random.Random = field(default_factory=random.Random)
+    rates: Mapping[str, RateRef] = field(default_factory=dict)
+    """provider group -> its rate limiter (pipeline.execution.rate_limits)."""
+    get: Callable[..., Any] | None = None
+    """``ray.get`` (injectable for tests); looked up at the first call that needs it."""
+    board: BoardRef | None = None
+    """The run's pause board (pipeline.execution.group_pause): followed by this process."""
 
     @contextmanager
-    def __call__(self, model: str) -> Iterator[None]:
+    def __call__(self, model: str, estimate: Callable[[], int] = lambda: 0
+                 ) -> Iterator[Callable[[int | None], None] | None]:
+        group = group_of(model)
+        if self.board is not None:
+            follow(self.board, self._ray_get())
+        GROUP_PAUSES.wait(group)
+        rate = self.rates.get(group)
+        counted = self._take(rate, estimate) if rate is not None else 0
         key = limit_key(model, self.limiters) if self.limiters else None
         pool = permit_pool(self.limiters[key], self.holder) if key is not None else None
         if pool is not None:
@@ -251,13 +267,41 @@ class CallGate:
             profile = self.faults.get(model)
             if profile is not None:
                 _inject(profile, self.rng)
-            yield
+            yield None if rate is None else _corrector(rate, counted)
         except InfraError as exc:
             self.retry_after_s = exc.retry_after_s
+            pause_s = pause_of(exc)
+            if pause_s is not None:
+                GROUP_PAUSES.pause(group, pause_s)
+                if self.board is not None:
+                    self.board.handle.pause.remote(group, pause_s)  # fire and forget
+                if rate is not None:
+                    rate.handle.pause.remote(pause_s)  # fire and forget
             raise
         finally:
             if pool is not None:
                 pool.release()
+
+    def _take(self, rate: RateRef, estimate: Callable[[], int]) -> int:
+        """Wait for the group's rate limiter to grant one call of ``estimate()`` tokens."""
+        tokens = estimate()
+        self._ray_get()(rate.handle.acquire.remote(tokens))
+        return tokens
+
+    def _ray_get(self) -> Callable[..., Any]:
+        if self.get is None:
+            import ray
+
+            self.get = ray.get
+        return self.get
+
+
+def _corrector(rate: RateRef, counted: int) -> Callable[[int | None], None]:
+    """Tells the rate limiter how far the call's reported tokens were from its estimate."""
+    def report(tokens: int | None) -> None:
+        if tokens is not None and tokens != counted:
+            rate.handle.correct.remote(tokens - counted)  # fire and forget
+    return report
 
 
 def _inject(profile: FaultProfile, rng: random.Random) -> None:

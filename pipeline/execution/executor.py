@@ -19,7 +19,11 @@ Where things happen:
   off so that every attempt is seen and recorded.
 - **Bounded**: trials running plus trials waiting out a backoff never exceed ``max_in_flight``;
   the grid is pulled from its iterator only as room frees up.
-- **Limits** per model or provider group hold across the cluster (pipeline.execution.concurrency).
+- **Limits** per model or provider group hold across the cluster: concurrent calls
+  (pipeline.execution.concurrency), requests and tokens per minute
+  (pipeline.execution.rate_limits); a 429 or 529 pauses its whole group
+  (pipeline.execution.group_pause).
+- **A spend cap** (pipeline.execution.spend): once reached, no new attempt starts.
 """
 
 from __future__ import annotations
@@ -40,10 +44,13 @@ from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.concurrency import CallGate, create_limiters, group_of
+from pipeline.execution.group_pause import PauseBook, create_board, pause_s
 from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, Parcel, Plan
+from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
+from pipeline.execution.spend import SpendBook, charges_of
 from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
@@ -75,6 +82,14 @@ def _groups_of(spec: TrialSpec) -> list[str]:
     return groups
 
 
+def _models_of(spec: TrialSpec) -> list[str]:
+    """The models an attempt calls (and pays): its agent's, then its user simulator's."""
+    models = [spec.model.name]
+    if spec.user_model is not None and spec.scenario.user is not None:
+        models.append(spec.user_model.name)
+    return models
+
+
 def _user_verdict(spec: TrialSpec, result: TrialResult) -> tuple[str | None, bool | None]:
     """The simulator's provider group and what the attempt says of it: failed (True), answered
     (False) or nothing (None); (None, None) for an attempt with no simulated user."""
@@ -96,6 +111,10 @@ class ExecuteOptions:
     limits: Mapping[str, int] = field(default_factory=dict)
     """Concurrent model calls per model name or provider group (LiteLLM prefix); none = no
     limit beyond ``max_in_flight``."""
+    rates: Mapping[str, RateLimits] = field(default_factory=dict)
+    """Requests and tokens per minute per provider group, across the cluster."""
+    spend: SpendBook | None = None
+    """The sweep's spend caps and what it has spent (None: no cap)."""
     faults: Mapping[str, FaultProfile] = field(default_factory=dict)
     """Model name -> faults injected in process around each call (reference models)."""
     prior_attempts: Mapping[str, int] = field(default_factory=dict)
@@ -161,7 +180,7 @@ class TrialWorker:
         node_id = ray.get_runtime_context().get_node_id()
         # Injected faults are reproducible per (trial, attempt).
         gate = CallGate(self.worker_id, gates.limiters, gates.faults,
-                        rng=random.Random(attempt_key))
+                        rng=random.Random(attempt_key), rates=gates.rates, board=gates.board)
         endpoint = gates.endpoints.params_for(spec.model.name, node_id)
         if endpoint is None:  # its node service is not running here (the node joined later)
             return WorkerOutput(harness_failure(spec, ctx, f"no {spec.model.name} endpoint on "
@@ -546,7 +565,13 @@ class _Execution:
         self.book = RetryBook(options.retry, options.prior_attempts,
                               rng=random.Random(options.seed), clock=options.clock.now)
         self.limiters = create_limiters(ray, ctx.run_id, options.limits)
-        gates = GateConfig(self.limiters, dict(options.faults), options.endpoints)
+        self.rates = create_rate_limiters(ray, ctx.run_id, options.rates)
+        size = max(1, min(options.workers or default_workers(ray, max_in_flight), max_in_flight))
+        # One worker process shares its pauses among its trials; more need the board (an
+        # actor: a process of its own, spared a sweep on one worker).
+        self.board = create_board(ray, ctx.run_id, LIMITER_NAMESPACE) if size > 1 else None
+        gates = GateConfig(self.limiters, dict(options.faults), options.endpoints, self.rates,
+                           self.board)
         self.packer = Packer(Plan(ctx, gates))
         mark("starting workers")
         self.pool = sized_pool(ray, max_in_flight, options.workers)
@@ -559,7 +584,10 @@ class _Execution:
                                on_change=options.on_outage or mark, clock=options.clock.now)
         keep_outages(ctx.run_id, self.breaker.outages)
         self.parked: dict[str, deque[tuple[TrialSpec, int]]] = {}
-        """Trials (and retries) held while their provider group is down."""
+        """Trials (and retries) held while their provider group is down or paused."""
+        self.pauses = PauseBook(clock=options.clock.now)
+        """Provider groups paused by a 429 or 529 (pipeline.execution.group_pause)."""
+        self.spend = options.spend
         self.head = HeadWatch(head_address(ray))
         self.on_tick = options.on_tick
 
@@ -586,8 +614,11 @@ class _Execution:
             if self.head.lost:  # nothing to free: every call to Ray would wait for its head
                 head_was_lost()
             else:
-                for limiter in self.limiters.values():
-                    self.ray.kill(limiter.handle, no_restart=True)
+                handles = [limiter.handle for limiter in self.limiters.values()]
+                handles += [rate.handle for rate in self.rates.values()]
+                handles += [self.board.handle] if self.board is not None else []
+                for handle in handles:
+                    self.ray.kill(handle, no_restart=True)
                 if not clean:  # trials may still run on the workers: do not hand them on
                     shutdown_pool()
 
@@ -597,11 +628,32 @@ class _Execution:
     def _room(self) -> bool:
         return len(self.in_flight) + self.book.waiting + self._held() < self.max_in_flight
 
+    def _capped(self, spec: TrialSpec) -> bool:
+        """A spend cap forbids this attempt: it is not started (``SpendBook.not_started``)."""
+        if self.spend is None or self.spend.allows(_models_of(spec)):
+            return False
+        self.spend.not_started += 1
+        return True
+
+    def _drop_capped(self) -> None:
+        """Once a cap is reached: the retries and held trials it forbids are not started."""
+        if self.spend is None or self.spend.reached() is None:
+            return
+        spend = self.spend
+        spend.not_started += self.book.drop(lambda spec: not spend.allows(_models_of(spec)))
+        for group, queue in self.parked.items():
+            kept = deque(item for item in queue if spend.allows(_models_of(item[0])))
+            spend.not_started += len(queue) - len(kept)
+            self.parked[group] = kept
+
     def _submit_or_park(self, spec: TrialSpec, number: int) -> None:
         """Start the attempt, or hold it while a provider it calls (its agent's, its user
-        simulator's) is down."""
+        simulator's) is down or paused; not at all once a spend cap forbids it."""
+        if self._capped(spec):
+            return
         for group in _groups_of(spec):
-            if self.parked.get(group) or not self.breaker.allows(group):
+            if (self.parked.get(group) or self.pauses.paused(group)
+                    or not self.breaker.allows(group)):
                 self.parked.setdefault(group, deque()).append((spec, number))
                 return
         self._submit(spec, number)
@@ -609,7 +661,7 @@ class _Execution:
     def _release_parked(self) -> None:
         """Held trials of a group that is back go on; a down group gets its due probe."""
         for group, queue in list(self.parked.items()):
-            while queue and self.breaker.allows(group):
+            while queue and not self.pauses.paused(group) and self.breaker.allows(group):
                 spec, number = queue.popleft()
                 down = [g for g in _groups_of(spec) if g != group and self.breaker.down(g)
                         and not self.breaker.outage_too_long(g)]
@@ -639,8 +691,10 @@ class _Execution:
     def _collect(self) -> None:
         """Wait for finished attempts, at most until the next retry or probe is due (and at
         most ``TICK_S`` of wall time: the head is probed and due rows written meanwhile)."""
+        held = self._held()
         waits = [w for w in (self.book.seconds_to_next(),
-                             self.breaker.seconds_to_probe() if self._held() else None)
+                             self.breaker.seconds_to_probe() if held else None,
+                             self.pauses.seconds_to_resume() if held else None)
                  if w is not None]
         wait_s = min(waits) if waits else None
         self._tick()
@@ -656,6 +710,7 @@ class _Execution:
             ready += more
         for ref in ready:
             self._settle(ref)
+        self._drop_capped()
 
     def _settle(self, ref: Any) -> None:
         flight = self.in_flight.pop(ref)
@@ -680,6 +735,11 @@ class _Execution:
                                     else mine)
         for name, said in verdicts.items():
             self.breaker.record(name, infra_failed=said)
+        self._pause(group, kind, retry_after_s)
+        if user_group is not None:
+            self._pause(user_group, result.user_provider_failure, None)
+        if self.spend is not None:
+            self.spend.add(charges_of(result.trial))
         free = (not answered and self.breaker.down(group)
                 and not self.breaker.outage_too_long(group))
         if user_group is not None and user_verdict and not answered:
@@ -692,6 +752,12 @@ class _Execution:
             self.finished += 1
             self.stopped = self.stopped or result.trial.error_kind == CONFIG_ERROR
             self.on_result(result)
+
+    def _pause(self, group: str, kind: str | None, retry_after_s: float | None) -> None:
+        """A 429 or 529 pauses the group: none of its attempts starts until then."""
+        seconds = pause_s(kind, retry_after_s)
+        if seconds is not None:
+            self.pauses.pause(group, seconds)
 
     def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:
         exceptions = self.ray.exceptions

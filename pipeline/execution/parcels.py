@@ -28,6 +28,8 @@ from typing import Any
 
 from pipeline.catalog import Prompt, Scenario
 from pipeline.execution.concurrency import LimiterRef
+from pipeline.execution.group_pause import BoardRef
+from pipeline.execution.rate_limits import RateRef
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
 from pipeline.sweep.grid import TrialSpec
@@ -47,6 +49,10 @@ class GateConfig:
     limiters: Mapping[str, LimiterRef]
     faults: Mapping[str, FaultProfile]
     endpoints: NodeEndpoints = field(default_factory=NodeEndpoints)
+    rates: Mapping[str, RateRef] = field(default_factory=dict)
+    """provider group -> its rate limiter (rpm, tpm)."""
+    board: BoardRef | None = None
+    """The run's pause board (429s and 529s pause a group for the whole cluster)."""
 
 
 @dataclass(frozen=True)

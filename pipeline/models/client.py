@@ -20,6 +20,7 @@ from pipeline.models.config import ModelConfig
 from pipeline.models.litellm_overhead import pricing_options, quiet_call, quiet_service_timing
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
+from pipeline.models.token_estimate import estimate_tokens, reported_tokens
 from pipeline.util.redact import redact
 
 
@@ -180,7 +181,9 @@ class LiteLLMClient:
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}
-        with _guarded(self.model.name):  # the executor's limits (no-op when none is set)
+        estimate = _estimate(messages, tools, kwargs)
+        # The executor's limits (no-op when none is set).
+        with _guarded(self.model.name, estimate) as report:
             refuse_if_forbidden(litellm, route.litellm_model, kwargs)
             started = time.perf_counter()
             try:
@@ -190,7 +193,16 @@ class LiteLLMClient:
             except Exception as exc:  # classified below; anything unknown re-raises
                 raise classify(litellm, exc, provider) from exc
             latency_ms = (time.perf_counter() - started) * 1000
-        return parse_response(response, latency_ms)
+        reply = parse_response(response, latency_ms)
+        if report is not None:
+            report(reported_tokens(reply.input_tokens, reply.output_tokens))
+        return reply
+
+
+def _estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+              options: dict[str, Any]) -> Callable[[], int]:
+    """The call's token estimate, computed only if a ``tpm`` limit asks for it."""
+    return lambda: estimate_tokens(messages, tools, options)
 
 
 def _answer_in_process(provider: ModelProvider, route: ModelRoute,
@@ -200,7 +212,7 @@ def _answer_in_process(provider: ModelProvider, route: ModelRoute,
     limits, injected faults and error reading as a LiteLLM call, without LiteLLM's import,
     request building and cost lookup around a scripted answer. Nothing leaves the process, so
     the request switch has nothing to refuse."""
-    with _guarded(model):
+    with _guarded(model, _estimate(messages, None, options)):
         started = time.perf_counter()
         try:
             choice = provider.answer(route, messages, options)
@@ -324,9 +336,13 @@ _MISSING_KEY = re.compile(r"Missing credentials|api_key client option must be se
                           r"Invalid API Key|Incorrect API key", re.IGNORECASE)
 """How a provider says that the key is missing or wrong, whatever the status it sends."""
 
-ModelCallGuard = Callable[[str], AbstractContextManager[object]]
-"""Given a model name, a context held around one model call: it may wait (a concurrency
-limit), raise InfraError (an injected fault) and sees the classified error of the call."""
+UsageReport = Callable[[int | None], None]
+"""Told the tokens a finished call used as the provider counted them (None: not reported)."""
+ModelCallGuard = Callable[[str, Callable[[], int]], AbstractContextManager[UsageReport | None]]
+"""Given a model name and the call's token estimate (computed on demand), a context held
+around one model call: it may wait (a concurrency or rate limit, a paused group), raise
+InfraError (an injected fault) and sees the classified error of the call; it may give a
+``UsageReport`` for the call's reported tokens."""
 
 _call_guard: ContextVar[ModelCallGuard | None] = ContextVar("model_call_guard", default=None)
 
@@ -341,9 +357,10 @@ def model_call_guard(guard: ModelCallGuard | None) -> Iterator[None]:
         _call_guard.reset(token)
 
 
-def _guarded(model: str) -> AbstractContextManager[object]:
+def _guarded(model: str, estimate: Callable[[], int]
+             ) -> AbstractContextManager[UsageReport | None]:
     guard = _call_guard.get()
-    return nullcontext() if guard is None else guard(model)
+    return nullcontext(None) if guard is None else guard(model, estimate)
 
 
 def classify(litellm: Any, exc: Exception, provider: ModelProvider | None = None) -> Exception:

@@ -9,7 +9,7 @@ moves), into every ``TrialSpec`` and its ``trial_id`` (``generation_params``), i
 (``pipeline.models.client.LiteLLMClient``: planner and memory calls alike).
 
 Part of the trial identity: name, temperature, params and seed (``generation_params``). How
-the model is reached (concurrency, api_base, key, timeout, faults) is not.
+the model is reached (concurrency, rpm, tpm, spend cap, api_base, key, timeout, faults) is not.
 """
 
 from __future__ import annotations
@@ -46,6 +46,14 @@ class ModelConfig(BaseModel):
     """Seed of repeat 0 (repeat r gets seed + r, ``for_repeat``); part of the trial identity."""
     concurrency: int | None = Field(default=None, ge=1)
     """Most calls in flight at once for this model's provider group; None = no own limit."""
+    rpm: int | None = Field(default=None, ge=1)
+    """Most model calls a minute for this model's provider group, across the cluster."""
+    tpm: int | None = Field(default=None, ge=1)
+    """Most tokens (prompt and completion) a minute for this model's provider group, across
+    the cluster: each call counts an estimate first, corrected by the usage it reports."""
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Spend cap of this model in the sweep (USD): once its recorded cost reaches it, no new
+    attempt of its trials starts (pipeline.execution.spend)."""
     api_base: str | None = None
     """OpenAI-compatible endpoint (a local server, a proxy); None = the provider's default."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -23,6 +23,10 @@ from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
 from pipeline.util.secrets import conceal
 from warehouse.location import Root, parse_location
+
+UnknownCost = Literal["refuse", "allow"]
+"""What a spend cap does with a model of unknown cost: refuse the sweep before it starts
+(``refuse``, the default), or run it with such calls left out of the count (``allow``)."""
 
 
 def new_run_id() -> str:
@@ -74,6 +78,12 @@ class SweepConfig(BaseModel):
         "tool answers from the scenario's recorded results (--tools mock)."))
     thresholds: Thresholds = Field(default_factory=Thresholds, description=(
         "Release thresholds the gate reads from runs.config_json."))
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False, description=(
+        "Spend cap of the sweep (USD): once the recorded cost reaches it no new attempt "
+        "starts, the run ends incomplete (exit 3) and --resume with a higher cap goes on."))
+    unknown_cost: UnknownCost = Field(default="refuse", description=(
+        "With a spend cap: refuse a model of unknown cost before the start (refuse), or run "
+        "it with its calls left out of the count (allow)."))
     warehouse: Annotated[Root, BeforeValidator(_location)]
 
     @field_validator("models", mode="before")

@@ -268,6 +268,7 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
         _default_modes(config, suites, models)
         preflight(models, suites, config.prompts, config.memory_modes, reach=reach)
         _check_user_model(config, [m.name for m in models], reach=reach)
+        _check_spend_caps(config)
         refuse_existing(config, append)
         if config.ray_address:
             _check_ray_address(config.ray_address)
@@ -276,6 +277,16 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
     except (CatalogError, WarehouseError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     return [m.route for m in models if m.route is not None]
+
+
+def _check_spend_caps(config: SweepConfig) -> None:
+    """A spend cap over a model of unknown cost is refused unless ``unknown_cost: allow``
+    (a spec's is refused at its line first: pipeline.sweep.spec)."""
+    from pipeline.sweep.spend_cap import unknown_cost_problem
+
+    problem = unknown_cost_problem(config)  # no cap: LiteLLM's price table is not needed
+    if problem is not None:
+        raise PreflightError(f"max_cost_usd: {problem}")
 
 
 def _default_modes(config: SweepConfig, suites: list[Suite],

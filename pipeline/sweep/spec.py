@@ -5,7 +5,10 @@ A spec names suites (paths relative to the spec file, or bundled suite ids such 
 policy, batch size and ``max_in_flight``; ``run_id`` and ``ray_address`` are optional;
 ``runs_per_case`` (the regression-suite method's name for ``repeats``), ``tools`` (sandbox | mock)
 and the release
-``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate). The file
+``thresholds`` (pipeline.sweep.thresholds, stored in ``runs.config_json`` for the gate), the
+spend caps ``max_cost_usd`` (of the sweep; a model's own caps it alone) and ``unknown_cost``
+(pipeline.sweep.spend_cap); a model's ``concurrency``, ``rpm`` and ``tpm`` are its provider
+group's, agreed by its models. The file
 is parsed with PyYAML keeping the line of every key, validated with pydantic
 (``extra='forbid'``), and turned into a ``SweepConfig``. Every problem the file's shape shows,
 or else every problem its suites, models and scenarios show, is raised at once
@@ -34,14 +37,14 @@ from pipeline.catalog.plain import did_you_mean, plain_message
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
-from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.config import SweepConfig, UnknownCost
 from pipeline.sweep.grid import MemoryMode
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from warehouse.location import LocationError, Root, parse_location
 from warehouse.writer import WarehouseError, validate_run_id
 
-OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats"})
+OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats", "max_cost_usd"})
 
 
 class SweepSpec(BaseModel):
@@ -77,6 +80,11 @@ class SweepSpec(BaseModel):
     """``mock``: every tool answers from the cases' recorded results."""
     thresholds: Thresholds = Field(default_factory=Thresholds)
     """Release thresholds the gate reads (stored in ``runs.config_json``)."""
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Spend cap of the sweep in USD (a model's own ``max_cost_usd`` caps it alone): at the
+    cap no new attempt starts, exit 3; ``--resume`` with a higher cap goes on."""
+    unknown_cost: UnknownCost = "refuse"
+    """With a cap, a model whose cost is unknown is refused unless this says ``allow``."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     batch_size: int = Field(default=500, ge=1)
     flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
@@ -132,7 +140,7 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
 def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None = None
               ) -> SweepConfig:
     """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
-    repeats: explicit command-line values) win over the file."""
+    repeats, max_cost_usd: explicit command-line values) win over the file."""
     unknown = sorted(set(overrides or {}) - OVERRIDABLE)
     if unknown:
         raise ValueError(f"not overridable: {', '.join(unknown)}")
@@ -153,6 +161,8 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
                         ("models", [m.name for m in spec.models])):
         _refuse_duplicates(key, values, fail)
     _check_models(spec.models, fail)
+    if not fail.errors:
+        _check_spend_caps(spec, fail)
     if len(suites) == len(spec.suites):  # a missing suite's scenarios cannot be known
         _check_scenarios(spec.scenarios, suites, fail)
     repeats = _repeats(spec, fail)
@@ -169,6 +179,8 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
         "user_model": spec.user_model,
         "user_max_turns": spec.user_max_turns,
         "thresholds": spec.thresholds,
+        "max_cost_usd": spec.max_cost_usd,
+        "unknown_cost": spec.unknown_cost,
         "retry": spec.retry,
         "batch_size": spec.batch_size,
         "flush_interval_s": spec.flush_interval_s,
@@ -258,20 +270,49 @@ def _with_default_timeout(model: ModelConfig, timeout_s: float | None) -> ModelC
     return model.model_copy(update={"timeout_s": timeout_s})
 
 
+GROUP_LIMITS = ("concurrency", "rpm", "tpm")
+"""Limits of a whole provider group, given on any of its models: its models must agree."""
+
+
 def _check_models(models: Sequence[ModelConfig], fail: _Locator) -> None:
-    """Provider groups agree on their limit; every model name resolves to a route."""
-    limits: dict[str, tuple[int, int]] = {}
+    """Provider groups agree on their limits; every model name resolves to a route."""
+    limits: dict[tuple[str, str], tuple[int, int]] = {}
     for index, model in enumerate(models):
-        if model.concurrency is not None:
-            previous = limits.setdefault(model.provider, (model.concurrency, index))
-            if previous[0] != model.concurrency:
-                fail(("models", index, "concurrency"),
-                     f"provider group {model.provider!r} already has concurrency "
+        for key in GROUP_LIMITS:
+            value = getattr(model, key)
+            if value is None:
+                continue
+            previous = limits.setdefault((model.provider, key), (value, index))
+            if previous[0] != value:
+                fail(("models", index, key),
+                     f"provider group {model.provider!r} already has {key} "
                      f"{previous[0]} (models.{previous[1]})")
         try:
             model.resolved()
         except ValueError as exc:
             fail(("models", index, "name"), str(exc))
+
+
+def _check_spend_caps(spec: SweepSpec, fail: _Locator) -> None:
+    """A cap counts every model it covers: one of unknown cost is refused, unless
+    ``unknown_cost: allow`` (checked only with a cap: LiteLLM's price table is imported)."""
+    if spec.unknown_cost == "allow":
+        return
+    from pipeline.sweep.spend_cap import unpriced
+
+    named: list[tuple[str, int | None, ModelConfig]] = [
+        ("models", i, m) for i, m in enumerate(spec.models)]
+    if spec.user_model is not None:
+        named.append(("user_model", None, spec.user_model))
+    for key, index, model in named:
+        if spec.max_cost_usd is None and model.max_cost_usd is None:
+            continue
+        if unpriced([model]):
+            cap = "max_cost_usd" if model.max_cost_usd is None else f"{model.name}'s max_cost_usd"
+            loc: Location = (key, "name") if index is None else (key, index, "name")
+            fail(loc, f"the cost of {model.name} is unknown (LiteLLM's price table has no "
+                 f"price for it), so {cap} cannot count it; set unknown_cost: allow to run it "
+                 "uncounted, or leave the cap out")
 
 
 def _check_scenarios(ids: Sequence[str], suites: Sequence[Path], fail: _Locator) -> None:

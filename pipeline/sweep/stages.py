@@ -53,6 +53,9 @@ class Stop:
     """What happened: ``no space left on ...``, ``the Ray head at ... stopped answering``."""
     remedy: str
     """What to do before resuming."""
+    lost_work: bool = True
+    """Trials in flight (or unwritten) were lost; False: the sweep stopped starting trials and
+    what ran is all written (a spend cap), so the run is recorded as finished."""
 
 
 @dataclass
@@ -242,21 +245,29 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], sp
     from pipeline.execution.attempts import attempt_counts
     from pipeline.execution.concurrency import limits_from
     from pipeline.execution.executor import ExecuteOptions, execute
+    from pipeline.execution.rate_limits import rates_from
     from pipeline.execution.services import NodeServices
     from pipeline.models.call_params import faults_from
+    from pipeline.sweep.spend_cap import SpendCapReached, spend_book
 
     if any(r.node_service for r in routes.values()):
         mark("starting model servers on the nodes")
+    spend = spend_book(config, sweep_plan.run_id, on_reached=_say_outage)
     with NodeServices(ray, routes) as endpoints:
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config), faults=faults_from(config),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
-            endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due)
+            endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due,
+            rates=rates_from(config), spend=spend)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)
         finally:
             sink.flush()
+    line = spend.reached() if spend is not None else None
+    if spend is not None and line is not None and spend.not_started:
+        raise SpendCapReached(f"{line}; {spend.not_started} trial(s) not started",
+                              dict(sink.statuses))
 
 
 def new_invocation_id() -> str:

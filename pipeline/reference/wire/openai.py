@@ -31,9 +31,10 @@ def chat_completion(body: dict[str, Any], created: int, plays: str | None = None
                     ) -> dict[str, Any]:
     """The chat.completion answer to one request body (pure). Raises RequestError.
     ``plays``: answer as this variant whatever model the request names (a model that changed
-    behind an unchanged name, for fault drills); the answer still names the requested model."""
+    behind an unchanged name, for fault drills, or a priced name such as ``gpt-4o-mini`` for
+    spend-cap drills); the answer still names the requested model."""
     name = body.get("model")
-    if not isinstance(name, str) or name not in REFERENCE_VARIANTS:
+    if not isinstance(name, str) or (plays is None and name not in REFERENCE_VARIANTS):
         raise RequestError(404, f"unknown model {name!r}; served: "
                                 f"{', '.join(sorted(REFERENCE_VARIANTS))}",
                            code="model_not_found")
