@@ -75,10 +75,16 @@ def recorded_thresholds(root: Root, run_id: str) -> dict[str, Any]:
         return {}
     config = json.loads(str(rows[0][0]))
     found: dict[str, Any] = {}
-    for source in (config, config.get("thresholds") or {}):
+    for source, skip in ((config, SPEND_CAP_KEYS), (config.get("thresholds") or {}, ())):
         if isinstance(source, dict):
-            found.update({k: v for k, v in source.items() if k in THRESHOLD_KEYS and v is not None})
+            found.update({k: v for k, v in source.items()
+                          if k in THRESHOLD_KEYS and k not in skip and v is not None})
     return found
+
+
+SPEND_CAP_KEYS = ("max_cost_usd", "unknown_cost")
+"""Top-level keys of a sweep's config that mean its spend cap (pipeline.sweep.config), not the
+gate thresholds of the same name (those are under ``thresholds``)."""
 
 
 def scenario_rates(paired: PairedRuns) -> tuple[list[float], list[float]]:

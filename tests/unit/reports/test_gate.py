@@ -349,3 +349,19 @@ def test_two_real_runs_of_a_reference_model_admit_whatever_their_latency(
     assert decision.gate.verdict == "admit", decision.gate.reasons
     assert any("reference/golden answered in process" in n for n in decision.gate.notes), \
         (decision.gate.notes, decision.deltas)
+
+
+def test_a_sweeps_spend_cap_is_not_read_as_the_gates_cost_threshold(tmp_path: Path) -> None:
+    """``max_cost_usd`` / ``unknown_cost`` at the top of a sweep's config are its spend cap
+    (pipeline.sweep.config); the gate's thresholds of the same names live under
+    ``thresholds``."""
+    from reports.decision import recorded_thresholds
+
+    root = tmp_path / "warehouse"
+    WarehouseWriter(root, "capped").write_batch({"runs": [run_row("capped", {
+        "max_cost_usd": 5.0, "unknown_cost": "refuse",
+        "thresholds": {"max_cost_usd": 2.0, "overall_pass_rate": 0.9}})]})
+    assert recorded_thresholds(root, "capped") == {"max_cost_usd": 2.0, "overall_pass_rate": 0.9}
+    WarehouseWriter(root, "legacy").write_batch({"runs": [run_row("legacy", {
+        "overall_pass_rate": 0.8})]})
+    assert recorded_thresholds(root, "legacy") == {"overall_pass_rate": 0.8}
