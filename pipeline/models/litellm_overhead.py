@@ -47,10 +47,25 @@ _priced_lock = threading.Lock()
 
 
 def logging_configured(litellm: Any, options: Mapping[str, Any] | None = None) -> bool:
-    """Whether a LiteLLM callback is configured, globally or in this call's ``options``."""
-    if any(getattr(litellm, name, None) for name in CALLBACK_SETTINGS):
+    """Whether a LiteLLM callback is configured, globally or in this call's ``options``.
+    LiteLLM's own internal entries (``"cache"``, which its cache object registers in every
+    process that made one, even one nobody passes ``caching=True`` to) are not a user's."""
+    if any(_users(getattr(litellm, name, None)) for name in CALLBACK_SETTINGS):
         return True
     return options is not None and any(options.get(name) for name in CALLBACK_OPTIONS)
+
+
+def _users(callbacks: Any) -> list[Any]:
+    internal = _internal_callback_names()
+    return [c for c in callbacks or () if not (isinstance(c, str) and c in internal)]
+
+
+def _internal_callback_names() -> frozenset[str]:
+    try:
+        from litellm.constants import INTERNAL_CALLBACK_NAMES
+    except ImportError:  # a LiteLLM without the constant: every entry counts as a user's
+        return frozenset()
+    return frozenset(INTERNAL_CALLBACK_NAMES)
 
 
 def has_price(litellm: Any, model: str) -> bool:

@@ -242,3 +242,15 @@ def test_each_thread_keeps_its_own_connection(litellm: Any, server: ServerHandle
     a_first, a_second = _in_a_fresh_thread(two_calls)
     b_first, _ = _in_a_fresh_thread(two_calls)
     assert a_first == a_second and a_first != b_first
+
+
+def test_litellms_own_cache_entry_is_not_a_users_callback(
+        litellm: Any, server: ServerHandle, submitted: list[Callable[..., Any]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """LiteLLM registers "cache" in its callback lists whenever a cache object was made in the
+    process; the calls stay quiet (a user's callback would not: see above)."""
+    for name in ("input_callback", "success_callback", "_async_success_callback"):
+        monkeypatch.setattr(litellm, name, ["cache"])
+    assert not litellm_overhead.logging_configured(litellm)
+    assert reference_client(server).complete(USER, None).content == "done."
+    assert submitted == []
