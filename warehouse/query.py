@@ -31,7 +31,7 @@ class ReadOnlyViolation(ValueError):
     """Ad-hoc SQL that would change, attach, install or export something."""
 
 
-VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2")
+VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2", "trends")
 """The ``.sql`` files that create the views, in order (a later one reads the earlier)."""
 VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 """Their text, read when this module is imported: a process keeps the views that match the
