@@ -205,6 +205,22 @@ def runs(
     _print_rows(result.columns, result.rows, output_format, title="runs")
 
 
+@app.command()
+def view(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any "
+                                      "free one).")] = 8321,
+    host: Annotated[str, typer.Option(help="Address to listen on; anything but loopback lets "
+                                      "other machines read the warehouse.")] = "127.0.0.1",
+) -> None:
+    """A local, read-only web viewer over the warehouse: runs (live progress of a running
+    sweep), trends across nights, search over trials, dialogs side by side."""
+    from pipeline.cli.view import view_main
+
+    code = view_main(hygiene.warehouse_root(), host, port, console, err_console)
+    if code:
+        raise typer.Exit(code)
+
+
 def _version(value: bool) -> None:
     if value:
         from pipeline.util.version import code_version
