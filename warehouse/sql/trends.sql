@@ -13,11 +13,15 @@ FROM (SELECT run_id, started_at FROM runs_all
       SELECT run_id, min(started_at) FROM trials_all GROUP BY run_id)
 GROUP BY run_id;
 
--- The distinct recorded values of one input over a cell's trials in a run, as one text
--- ('not recorded' for a null): equal texts mean nothing recorded changed.
+-- The recorded value of one input over a cell's trials in a run, as one text ('not recorded'
+-- for a null; 'least … greatest' when its trials differ): equal texts mean nothing recorded
+-- changed. (min and max, not a list of distinct values: this runs once per cell per run.)
 CREATE OR REPLACE MACRO recorded_values(value) AS
-    array_to_string(list_sort(list_distinct(list(coalesce(CAST(value AS VARCHAR),
-                                                          'not recorded')))), ' | ');
+    CASE WHEN min(coalesce(CAST(value AS VARCHAR), 'not recorded'))
+              = max(coalesce(CAST(value AS VARCHAR), 'not recorded'))
+         THEN min(coalesce(CAST(value AS VARCHAR), 'not recorded'))
+         ELSE min(coalesce(CAST(value AS VARCHAR), 'not recorded')) || ' … '
+              || max(coalesce(CAST(value AS VARCHAR), 'not recorded')) END;
 
 -- One row per cell per run: its outcome counts, pass rate and every recorded input of its
 -- trials (the model's reported version, the prompt, scenario and tool-schema hashes, the suite

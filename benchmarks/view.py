@@ -1,0 +1,159 @@
+"""The viewer at scale: `.venv/bin/python benchmarks/view.py [--trials N] [--home DIR]`
+
+Builds the synthetic warehouse of ``benchmarks/warehouse_scale.py`` (its generator: default 1M
+trials, ~30M events over 180 nightly runs), compacts it as a sweep does (``agentsweep warehouse
+compact``), then serves ``agentsweep view``'s app with uvicorn on 127.0.0.1 in this process and
+times its answers over HTTP on loopback, as the pages ask for them: the runs index
+(``/api/runs``), one cell's history over the window (``/api/cell``), the trends page
+(``/api/trends``), and searches (a text in a reply; scenario x model x failed; a failed check).
+Each is timed cold (the first request of a fresh server: DuckDB binds the views over the files)
+and warm (the median of ``--repeat`` more). With Chromium on the machine it also opens the index
+page headless (tests/helpers/browser.py) and times it until the table is drawn. With ``--home``
+an existing synthetic home is reused (no generation). Loopback only: nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import uvicorn  # noqa: E402
+import warehouse_scale  # noqa: E402
+
+from reports.view import ViewOptions, address_of, bind, create_app  # noqa: E402
+from warehouse.query import run_sql  # noqa: E402
+
+BIN = Path(sys.executable).parent / "agentsweep"
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def get(url: str) -> float:
+    started = time.perf_counter()
+    with _opener().open(url, timeout=600) as answer:
+        answer.read()
+        assert answer.status == 200, url
+    return time.perf_counter() - started
+
+
+def _serve(root: Path) -> tuple[uvicorn.Server, threading.Thread, str]:
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(create_app(ViewOptions(root, str)),
+                                           log_level="warning", access_log=False,
+                                           lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    return server, thread, address_of(sock)
+
+
+def _paths(root: Path) -> dict[str, str]:
+    """The requests to time, with a cell, a scenario x model and a check of this warehouse."""
+    cell = run_sql(root, "SELECT suite_id, scenario_id, model, prompt_id, memory_mode FROM "
+                   "trials GROUP BY ALL ORDER BY count(*) DESC LIMIT 1", all_runs=True).rows[0]
+    keys = ("suite_id", "scenario_id", "model", "prompt_id", "memory_mode")
+    check = run_sql(root, "SELECT check_id FROM checks_all WHERE NOT passed LIMIT 1",
+                    all_runs=True).rows[0][0]
+    q = urllib.parse.urlencode
+    return {
+        "index (/api/runs)": "api/runs",
+        "index page shell (/)": "",
+        "cell history, 365 days": "api/cell?" + q({**dict(zip(keys, cell, strict=True)),
+                                                   "since": "365d"}),
+        "trends, 30 days": "api/trends?" + q({"since": "30d"}),
+        "search: text in a reply": "api/search?" + q({"text": "no such words anywhere"}),
+        "search: scenario x model, failed": "api/search?" + q(
+            {"scenario": cell[1], "model": cell[2], "outcome": "failed"}),
+        "search: failed check": "api/search?" + q({"failed_check": check}),
+    }
+
+
+def measure(root: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """Per request: (cold, warm median) seconds; each request's cold time on a fresh server."""
+    out: dict[str, tuple[float, float]] = {}
+    for name, path in _paths(root).items():
+        server, thread, origin = _serve(root)
+        try:
+            cold = get(origin + path)
+            warm = statistics.median(get(origin + path) for _ in range(repeat))
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
+        out[name] = (cold, warm)
+        print(f"  {name}: cold {cold:.2f} s, warm {warm:.2f} s", flush=True)
+    return out
+
+
+def browser_index(root: Path) -> float | None:
+    """Seconds from navigation to the index table drawn, in headless Chromium (warm server)."""
+    from helpers.browser import Browser, chromium_path
+    from helpers.viewer import viewer
+
+    if chromium_path() is None:
+        return None
+    with viewer(ViewOptions(root, str)) as served, Browser(serve=served.serve) as b:
+        get(served.origin + "api/runs")  # the views bound once
+        started = time.perf_counter()
+        b.open_url(served.origin)
+        b.wait_for("document.querySelectorAll('table.runs tbody tr').length > 0", 120)
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--home", type=Path, help="Reuse (or keep) the synthetic home here.")
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="agentsweep-view-bench-"))
+    root = home / "warehouse"
+    try:
+        if not root.is_dir():
+            scale = argparse.Namespace(trials=args.trials, events_per_trial=30, nights=90,
+                                       runs_per_night=2, scenarios=60, models=8,
+                                       batch_size=200)
+            begin = time.perf_counter()
+            trials, events, _ = warehouse_scale.generate(root, scale)
+            print(f"generated {trials} trials, {events} events in "
+                  f"{time.perf_counter() - begin:.0f} s", flush=True)
+            begin = time.perf_counter()
+            subprocess.run([str(BIN), "warehouse", "compact"], check=True,
+                           env={**os.environ, "AGENTSWEEP_HOME": str(home)},
+                           stdout=subprocess.DEVNULL)
+            print(f"compacted in {time.perf_counter() - begin:.0f} s", flush=True)
+        [(trials,)] = run_sql(root, "SELECT count(*) FROM trials", all_runs=True).rows
+        print(f"warehouse: {trials} trials; load average {os.getloadavg()[0]:.1f}", flush=True)
+        times = measure(root, args.repeat)
+        page = browser_index(root)
+        print(f"\n{'request':<36} {'cold s':>7} {'warm s':>7}")
+        for name, (cold, warm) in times.items():
+            print(f"{name:<36} {cold:>7.2f} {warm:>7.2f}")
+        if page is not None:
+            print(f"{'index page in Chromium (drawn)':<36} {'':>7} {page:>7.2f}")
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+              f"{os.cpu_count()} cpus")
+    finally:
+        if args.home is None:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
