@@ -234,14 +234,19 @@ class Browser:
 
     def wait_for(self, expression: str, timeout_s: float = 20.0) -> Any:
         """The value of ``expression`` once it is truthy (asked again every 50 ms; the page's
-        requests are answered meanwhile)."""
+        requests are answered meanwhile). An expression that throws (a page still loading has
+        no body yet) counts as not yet."""
         deadline = time.monotonic() + timeout_s
+        last = ""
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except BrowserError as exc:
+                value, last = None, str(exc)
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise BrowserError(f"never true: {expression}")
+                raise BrowserError(f"never true: {expression} {last}")
             time.sleep(0.05)
 
     def evaluate(self, expression: str) -> Any:

@@ -5,6 +5,8 @@ browser reaches the server only through the test's process, tests/helpers/viewer
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -101,6 +103,8 @@ class _Pages:
 
 @pytest.fixture
 def site(options: ViewOptions, browser: Browser) -> Iterator[Viewer]:
+    browser.call("Page.navigate", {"url": "about:blank"})  # the last test's page is gone
+    time.sleep(0.2)
     with viewer(options) as served:
         browser.pages.current = served  # type: ignore[attr-defined]
         browser.requests.clear()
@@ -147,10 +151,20 @@ def test_the_canary_key_is_in_no_answer(options: ViewOptions) -> None:
         assert CANARY not in text and CANARY[:16] not in text
 
 
-def test_agentsweep_view_listens_on_loopback_and_prints_its_address(home: Path) -> None:
+@pytest.mark.slow  # a fresh process under strace
+def test_agentsweep_view_listens_on_loopback_and_connects_nowhere(home: Path,
+                                                                  tmp_path: Path) -> None:
+    """The command prints its address (127.0.0.1), answers there, and neither it nor anything
+    it starts connects to any address (every connect() traced)."""
+    import shutil
+
+    if shutil.which("strace") is None:
+        pytest.fail("strace is not installed (.ci/run installs it)")
+    log = tmp_path / "connect.log"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from pipeline.cli.app import main; main()", "view", "--port",
-         "0"], env={**__import__("os").environ, "AGENTSWEEP_HOME": str(home)},
+        ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect,bind", "-o", str(log),
+         sys.executable, "-c", "from pipeline.cli.app import main; main()", "view", "--port",
+         "0"], env={**os.environ, "AGENTSWEEP_HOME": str(home)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
@@ -170,9 +184,22 @@ def test_agentsweep_view_listens_on_loopback_and_prints_its_address(home: Path) 
                     raise
                 time.sleep(0.2)
         assert {r["run_id"] for r in runs} >= {"base", "cand", "sweep", night_id(30)}
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+        with opener.open(origin + "search?text=booked", timeout=10) as answer:
+            assert answer.status == 200
+    finally:  # the viewer (strace's child) stops on SIGTERM, then strace ends
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        for pid in children.read_text().split() if children.exists() else ():
+            os.kill(int(pid), signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    lines = log.read_text().splitlines()
+    binds = [x for x in lines if "bind(" in x and "AF_INET" in x]
+    assert binds and all('"127.0.0.1"' in x for x in binds)  # it listened on loopback only
+    connects = [x for x in lines if "connect(" in x and ("AF_INET" in x)]
+    assert connects == []  # a read-only viewer over local files reaches out to nothing
 
 
 # in the browser ---------------------------------------------------------------------------
@@ -337,6 +364,12 @@ def test_hostile_text_renders_as_text_in_search_and_side_by_side(
     assert MARKUP in text and "[REDACTED]" in text and CANARY not in text
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('#app img, #app script').length") == 0
+    # and were markup ever inserted, the page's policy (a header) would not run it
+    browser.evaluate("var s = document.createElement('script'); s.textContent = "
+                     "'window.__csp = 1'; document.body.appendChild(s); 1")
+    assert browser.evaluate("typeof window.__csp") == "undefined"
+    assert any("Content Security Policy" in e for e in browser.errors)
+    browser.errors.clear()
 
 
 @pytest.mark.slow  # a real headless Chromium
