@@ -2,7 +2,7 @@
 between the last passing run and the first failing one) and the cells that were flaky.
 
 The rules are SQL (``warehouse/sql/trends.sql``: ``cell_history``, ``cell_window``,
-``regressions_since``; the views ``cell_trends`` and ``regression_attribution`` for ad-hoc SQL);
+``regressions_since``; the view ``regression_attribution`` for ad-hoc SQL);
 this module reads them for one window and says them as values the terminal and the viewer
 show.
 """

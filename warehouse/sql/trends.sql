@@ -1,17 +1,8 @@
 -- Trends across runs (a nightly series, or any runs sharing a suite), created by
--- warehouse.query after views.sql. A cell is scenario x model x prompt x memory mode (within
+-- warehouse.query after views.sql on a connection whose SQL names one of them. A cell is scenario x model x prompt x memory mode (within
 -- its suite); a run of the cell passes when every trial with a verdict passed (an agent error
 -- or a limit counts against the agent; an incomplete trial, or a verdict left unknown by a
 -- check that raised, counts neither way). Runs are ordered by when they started.
-
--- When each run started: its first invocation, else (a run written without a runs row) its
--- first trial.
-CREATE OR REPLACE VIEW run_started AS
-SELECT run_id, min(started_at) AS started_at
-FROM (SELECT run_id, started_at FROM runs_all
-      UNION ALL
-      SELECT run_id, min(started_at) FROM trials_all GROUP BY run_id)
-GROUP BY run_id;
 
 -- The recorded value of one input over a cell's trials in a run, as one text ('not recorded'
 -- for a null; 'least … greatest' when its trials differ): equal texts mean nothing recorded
@@ -28,7 +19,7 @@ CREATE OR REPLACE MACRO recorded_values(value) AS
 -- hash, the code version, the generation parameters).
 CREATE OR REPLACE VIEW cell_history AS
 SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
-       s.started_at AS run_started_at,
+       coalesce(any_value(s.started_at), min(t.started_at)) AS run_started_at,
        count(*) AS trials,
        count(*) FILTER (WHERE t.status <> 'incomplete'
                         AND (t.status <> 'complete' OR t.passed IS NOT NULL)) AS judged,
@@ -49,84 +40,100 @@ SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
        recorded_values(t.generation_params) AS generation_params,
        recorded_values(t.user_model) AS user_model
 FROM trials AS t
-JOIN run_started AS s USING (run_id)
-GROUP BY t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
-         s.started_at;
+LEFT JOIN (SELECT run_id, min(started_at) AS started_at FROM runs_all GROUP BY run_id) AS s
+    USING (run_id)
+GROUP BY t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id;
 
--- A cell's runs since ``since`` that have a verdict, in order, each with whether it passed
--- and the position of the cell's last passing run.
+-- A cell's runs since ``since`` that have a verdict, in order: each with whether it passed, its
+-- position, and over the whole window the cell's counts, the position of its last passing run
+-- and its class, one of passing (every run passed), failing (no trial passed), regressed (it
+-- passed in every run up to its last passing one and failed in every run since), flaky (any
+-- other mix: a pass rate between 0 and 1 over the window). One pass over cell_history: the
+-- macros below read it through this one (each view binds its scans when created).
 CREATE OR REPLACE MACRO cell_runs_since(since) AS TABLE
 WITH judged AS (
     SELECT *, pass_rate = 1 AS passing
     FROM cell_history
     WHERE run_started_at >= since AND judged > 0
+),
+ordered AS (
+    SELECT *,
+           row_number() OVER cell AS position,
+           max(CASE WHEN passing THEN 1 ELSE 0 END) OVER rest = 0 AS failing_since,
+           bool_and(passing) OVER upto AS passing_so_far
+    FROM judged
+    WINDOW cell AS (PARTITION BY suite_id, scenario_id, model, prompt_id, memory_mode
+                    ORDER BY run_started_at, run_id),
+           rest AS (cell ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),
+           upto AS (cell ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+whole AS (
+    SELECT *,
+           count(*) OVER whole AS window_runs,
+           sum(judged) OVER whole AS window_judged,
+           sum(passed) OVER whole AS window_passed,
+           max(CASE WHEN passing THEN position END) OVER whole AS last_passing,
+           bool_and(passing) OVER whole AS always_passing,
+           bool_and(passing_so_far OR failing_since) OVER whole AS clean_break
+    FROM ordered
+    WINDOW whole AS (PARTITION BY suite_id, scenario_id, model, prompt_id, memory_mode)
 )
 SELECT *,
-       row_number() OVER cell AS position,
-       max(CASE WHEN passing THEN 1 ELSE 0 END) OVER rest = 0 AS failing_since,
-       bool_and(passing) OVER upto AS passing_so_far
-FROM judged
-WINDOW cell AS (PARTITION BY suite_id, scenario_id, model, prompt_id, memory_mode
-                ORDER BY run_started_at, run_id),
-       rest AS (cell ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),
-       upto AS (cell ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
-
--- Each cell over the runs since ``since``: counts, pass rate and its class, one of
--- passing (every run passed), failing (no trial passed), regressed (it passed in every run up
--- to its last passing one and failed in every run since), flaky (any other mix: a pass rate
--- between 0 and 1 over the window).
-CREATE OR REPLACE MACRO cell_window(since) AS TABLE
-WITH runs AS (SELECT * FROM cell_runs_since(since)),
-per_cell AS (
-    SELECT suite_id, scenario_id, model, prompt_id, memory_mode,
-           count(*) AS runs, sum(judged) AS judged, sum(passed) AS passed,
-           sum(passed) / sum(judged) AS pass_rate,
-           min(run_started_at) AS first_run_at, max(run_started_at) AS last_run_at,
-           max(position) FILTER (WHERE passing) AS last_passing,
-           bool_and(passing) AS always_passing,
-           bool_and(passing_so_far OR failing_since) AS clean_break
-    FROM runs
-    GROUP BY suite_id, scenario_id, model, prompt_id, memory_mode
-)
-SELECT suite_id, scenario_id, model, prompt_id, memory_mode, runs, judged, passed, pass_rate,
-       first_run_at, last_run_at,
        CASE WHEN always_passing THEN 'passing'
-            WHEN passed = 0 THEN 'failing'
+            WHEN window_passed = 0 THEN 'failing'
             WHEN last_passing IS NOT NULL AND clean_break THEN 'regressed'
-            ELSE 'flaky' END AS cell_class,
-       last_passing
-FROM per_cell;
+            ELSE 'flaky' END AS cell_class
+FROM whole;
+
+-- Each cell over the runs since ``since``: its counts, pass rate and class.
+CREATE OR REPLACE MACRO cell_window(since) AS TABLE
+SELECT suite_id, scenario_id, model, prompt_id, memory_mode,
+       any_value(window_runs) AS runs, any_value(window_judged) AS judged,
+       any_value(window_passed) AS passed,
+       any_value(window_passed) / any_value(window_judged) AS pass_rate,
+       min(run_started_at) AS first_run_at, max(run_started_at) AS last_run_at,
+       any_value(cell_class) AS cell_class, any_value(last_passing) AS last_passing
+FROM cell_runs_since(since)
+GROUP BY suite_id, scenario_id, model, prompt_id, memory_mode;
 
 -- Each regressed cell since ``since``: its last passing run, its first failing run, and what
 -- changed between them among the recorded inputs (``changed``: input, before, after), or
 -- 'nothing recorded changed' (then it is flakiness, or the provider).
 CREATE OR REPLACE MACRO regressions_since(since) AS TABLE
-WITH runs AS (SELECT * FROM cell_runs_since(since)),
-cells AS (SELECT * FROM cell_window(since) WHERE cell_class = 'regressed'),
+WITH runs AS (
+    SELECT *,
+           lag({'run_id': run_id, 'at': run_started_at, 'model_version': model_version,
+                'system_fingerprint': system_fingerprint, 'prompt_sha256': prompt_sha256,
+                'scenario': scenario, 'tools_sha256': tools_sha256,
+                'suite_sha256': suite_sha256, 'code_version': code_version,
+                'temperature': temperature, 'generation_params': generation_params,
+                'user_model': user_model}) OVER (
+               PARTITION BY suite_id, scenario_id, model, prompt_id, memory_mode
+               ORDER BY position) AS a
+    FROM cell_runs_since(since)
+),
 pairs AS (
-    SELECT c.suite_id, c.scenario_id, c.model, c.prompt_id, c.memory_mode, c.runs,
-           c.judged AS window_judged, c.passed AS window_passed,
-           a.run_id AS last_passing_run, a.run_started_at AS last_passing_at,
-           b.run_id AS first_failing_run, b.run_started_at AS first_failing_at,
-           b.passed AS failing_passed, b.judged AS failing_judged,
+    SELECT suite_id, scenario_id, model, prompt_id, memory_mode, window_runs AS runs,
+           window_judged, window_passed,
+           a.run_id AS last_passing_run, a.at AS last_passing_at,
+           run_id AS first_failing_run, run_started_at AS first_failing_at,
+           passed AS failing_passed, judged AS failing_judged,
            list_filter([
-               {'input': 'model_version', 'before': a.model_version, 'after': b.model_version},
+               {'input': 'model_version', 'before': a.model_version, 'after': model_version},
                {'input': 'system_fingerprint', 'before': a.system_fingerprint,
-                'after': b.system_fingerprint},
-               {'input': 'prompt_sha256', 'before': a.prompt_sha256, 'after': b.prompt_sha256},
-               {'input': 'scenario', 'before': a.scenario, 'after': b.scenario},
-               {'input': 'tools_sha256', 'before': a.tools_sha256, 'after': b.tools_sha256},
-               {'input': 'suite_sha256', 'before': a.suite_sha256, 'after': b.suite_sha256},
-               {'input': 'code_version', 'before': a.code_version, 'after': b.code_version},
-               {'input': 'temperature', 'before': a.temperature, 'after': b.temperature},
+                'after': system_fingerprint},
+               {'input': 'prompt_sha256', 'before': a.prompt_sha256, 'after': prompt_sha256},
+               {'input': 'scenario', 'before': a.scenario, 'after': scenario},
+               {'input': 'tools_sha256', 'before': a.tools_sha256, 'after': tools_sha256},
+               {'input': 'suite_sha256', 'before': a.suite_sha256, 'after': suite_sha256},
+               {'input': 'code_version', 'before': a.code_version, 'after': code_version},
+               {'input': 'temperature', 'before': a.temperature, 'after': temperature},
                {'input': 'generation_params', 'before': a.generation_params,
-                'after': b.generation_params},
-               {'input': 'user_model', 'before': a.user_model, 'after': b.user_model}
+                'after': generation_params},
+               {'input': 'user_model', 'before': a.user_model, 'after': user_model}
            ], lambda x: x.before IS DISTINCT FROM x.after) AS changed
-    FROM cells AS c
-    JOIN runs AS a USING (suite_id, scenario_id, model, prompt_id, memory_mode)
-    JOIN runs AS b USING (suite_id, scenario_id, model, prompt_id, memory_mode)
-    WHERE a.position = c.last_passing AND b.position = c.last_passing + 1
+    FROM runs
+    WHERE cell_class = 'regressed' AND position = last_passing + 1
 )
 SELECT *,
        CASE WHEN len(changed) = 0 THEN 'nothing recorded changed'
@@ -134,9 +141,8 @@ SELECT *,
        END AS what_changed
 FROM pairs;
 
--- The same over every run in the warehouse, for ad-hoc SQL (``agentsweep sql``).
-CREATE OR REPLACE VIEW cell_trends AS
-SELECT * FROM cell_window(TIMESTAMPTZ '-infinity');
-
+-- The regressions over every run in the warehouse, for ad-hoc SQL (``agentsweep sql``; for a
+-- window: ``regressions_since(now() - INTERVAL 30 DAY)``, each cell's class:
+-- ``cell_window(since)``).
 CREATE OR REPLACE VIEW regression_attribution AS
 SELECT * FROM regressions_since(TIMESTAMPTZ '-infinity');
