@@ -14,10 +14,12 @@ CREATE OR REPLACE MACRO recorded_values(value) AS
          ELSE min(coalesce(CAST(value AS VARCHAR), 'not recorded')) || ' … '
               || max(coalesce(CAST(value AS VARCHAR), 'not recorded')) END;
 
--- One row per cell per run: its outcome counts, pass rate and every recorded input of its
--- trials (the model's reported version, the prompt, scenario and tool-schema hashes, the suite
--- hash, the code version, the generation parameters).
-CREATE OR REPLACE VIEW cell_history AS
+-- One row per cell per run started since ``since``: its outcome counts, pass rate and every
+-- recorded input of its trials (the model's reported version, the prompt, scenario and
+-- tool-schema hashes, the suite hash, the code version, the generation parameters). A run
+-- started when its first invocation did, else (a run written without a runs row) when its
+-- first trial did.
+CREATE OR REPLACE MACRO cell_history_since(since) AS TABLE
 SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
        coalesce(any_value(s.started_at), min(t.started_at)) AS run_started_at,
        count(*) AS trials,
@@ -42,19 +44,24 @@ SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
 FROM trials AS t
 LEFT JOIN (SELECT run_id, min(started_at) AS started_at FROM runs_all GROUP BY run_id) AS s
     USING (run_id)
+WHERE coalesce(s.started_at, t.started_at) >= since
 GROUP BY t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id;
+
+-- The same over every run.
+CREATE OR REPLACE VIEW cell_history AS
+SELECT * FROM cell_history_since(TIMESTAMPTZ '-infinity');
 
 -- A cell's runs since ``since`` that have a verdict, in order: each with whether it passed, its
 -- position, and over the whole window the cell's counts, the position of its last passing run
 -- and its class, one of passing (every run passed), failing (no trial passed), regressed (it
 -- passed in every run up to its last passing one and failed in every run since), flaky (any
--- other mix: a pass rate between 0 and 1 over the window). One pass over cell_history: the
+-- other mix: a pass rate between 0 and 1 over the window). One pass over the history: the
 -- macros below read it through this one (each view binds its scans when created).
 CREATE OR REPLACE MACRO cell_runs_since(since) AS TABLE
 WITH judged AS (
     SELECT *, pass_rate = 1 AS passing
-    FROM cell_history
-    WHERE run_started_at >= since AND judged > 0
+    FROM cell_history_since(since)
+    WHERE judged > 0
 ),
 ordered AS (
     SELECT *,

@@ -400,3 +400,23 @@ def test_side_by_side_aligns_two_models_turns_and_marks_each_first_violation(
                              "[tr.dataset.turn, m.parentElement.cellIndex];})")
     assert marks == [[str(turn), 2]]  # the mutant's side, in its first violation's turn
     browser.screenshot(options.root.parent / "side.png")
+
+
+def test_progress_counts_and_eta_from_the_committed_rows() -> None:
+    """20 of 100 trials final (4 failed or agent errors, 2 incomplete to retry), 10 of them
+    written in the 60 s since the latest invocation started: 80 left at 1 every 6 s."""
+    from datetime import timedelta
+
+    from reports.view.progress import progress, run_state
+
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    row: dict[str, object] = {"trials": 22, "incomplete": 2, "grid_size": 100, "failed": 3,
+                              "agent_errors": 1, "latest_started_at": now - timedelta(seconds=60),
+                              "done_since_latest": 10}
+    found = progress(row, now)
+    assert (found.done, found.grid, found.failed, found.incomplete) == (20, 100, 4, 2)
+    assert found.eta_s == pytest.approx(480.0)
+    assert progress({**row, "done_since_latest": 0}, now).eta_s is None  # unknown, not 0
+    assert run_state(True, "r", lambda r: True) == "running"
+    assert run_state(True, "r", lambda r: False) == "stopped"  # nobody holds its lock
+    assert run_state(False, "r", lambda r: True) == "finished"
