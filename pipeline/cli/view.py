@@ -26,10 +26,11 @@ def view_main(root: Path, host: str, port: int, console: Console, err: Console) 
         err.print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc} (choose "
                   "another --port)", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.BAD_INPUT
-    if not is_loopback(host):
+    hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]")
+    if not is_loopback(host):  # reached by names we cannot know: any Host is answered
         err.print(f"warning: --host {host} is not loopback: anyone who can reach this "
                   "machine can read the warehouse", markup=False, highlight=False)
-    hosts = ("127.0.0.1", "localhost", "[::1]") + (() if is_loopback(host) else (host,))
+        hosts = ("*",)
     options = ViewOptions(root, redactor(), _lock_held, hosts)
 
     def ready(address: str) -> None:
