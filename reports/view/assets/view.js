@@ -186,13 +186,19 @@
         cell.prompt_id + " / " + cell.memory_mode));
       var body = table(target, ["run", "started", "passed", "model version", "prompt", "scenario",
         "tools", "code", "generation params"], "history");
-      rows.forEach(function (r) {
+      var inputs = ["model_version", "prompt_sha256", "scenario", "tools_sha256", "code_version",
+        "generation_params"];
+      rows.forEach(function (r, i) {
         var tr = add(body, el("tr"));
         link(td(tr), "/runs/" + encodeURIComponent(r.run_id), r.run_id);
         td(tr, when(r.run_started_at));
         rateCell(tr, r.passed, r.judged);
-        [r.model_version, r.prompt_sha256, r.scenario, r.tools_sha256, r.code_version,
-          r.generation_params].forEach(function (v) { td(tr, v, "hash"); });
+        inputs.forEach(function (name) {
+          // an input that differs from the run before: marked "Δ" (and bold), not by colour alone
+          var changed = i > 0 && rows[i - 1][name] !== r[name];
+          var cell = td(tr, (changed ? "Δ " : "") + r[name], "hash" + (changed ? " changed" : ""));
+          cell.title = r[name];
+        });
       });
     }).catch(fail);
   }

@@ -301,6 +301,8 @@ def test_the_trends_page_attributes_the_regression_to_the_prompt_hash(
     history = _texts(browser, "table.history tbody tr")
     assert history[18].startswith(night_id(19)) and "✓ 3/3" in history[18]
     assert history[19].startswith(night_id(20)) and "✗ 0/3" in history[19]
+    changed = _texts(browser, "table.history td.hash.changed")
+    assert changed == [f"Δ {PROMPT_AFTER}"]  # the one input that changed, on the night it did
     # the rate reads without a legend: a symbol in every square, light for passing
     squares = browser.evaluate("Array.from(document.querySelectorAll('.strip .sq'))"
                                ".map(function(s){return [s.textContent, s.dataset.rate];})")
