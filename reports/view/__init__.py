@@ -9,6 +9,6 @@ the caller passes the redaction and the run-lock probe.
 """
 
 from reports.view.app import ViewOptions, create_app
-from reports.view.serve import address_of, bind, is_loopback, serve
+from reports.view.serve import address_of, bind, is_loopback, serve, warm
 
-__all__ = ["ViewOptions", "address_of", "bind", "create_app", "is_loopback", "serve"]
+__all__ = ["ViewOptions", "address_of", "bind", "create_app", "is_loopback", "serve", "warm"]
