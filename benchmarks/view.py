@@ -11,6 +11,17 @@ at start, timed apart) and as the median of ``--repeat`` more. With Chromium on 
 also opens the index page headless (tests/helpers/browser.py; each request goes through the
 test's DevTools proxy) and times it until the table is drawn. With ``--home``
 an existing synthetic home is reused (no generation). Loopback only: nothing leaves the machine.
+
+Measured on the shared 2-core machine (2026-12-03), 1M trials (30.0M events, 900 files after
+compaction, 199 MB; generated in 159 s, compacted in 93 s), first request / median of the next
+five, seconds, at load 3-4 (and at load 5.5, the same day):
+viewer start (views bound) 1.32 (1.93); runs index 1.04 / 0.54 (1.44 / 1.00); one cell's
+history over 365 days 0.60 / 0.60 (0.75 / 2.37); trends page over 30 days 2.60 / 2.63 (5.29 /
+10.57); search by a text in the replies (a scan of the 30M events) 2.48 / 1.47 (2.19 / 1.91);
+by scenario x model x failed 0.57 / 0.49 (2.13 / 1.22); by a failed check 0.73 / 1.68 (1.36 /
+1.22); the index page drawn in Chromium (through the DevTools proxy) 1.14 (0.78). The floor of
+the cross-run answers is the ``trials`` view's choice of each trial's final row over all 1M rows
+(~0.35 s); the figures double with the machine's load.
 """
 
 from __future__ import annotations
