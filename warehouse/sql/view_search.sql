@@ -1,7 +1,7 @@
 -- Trials matching the viewer's search (reports.view): each filter is skipped when its
--- parameter is null; $text is looked for (case folded) in the messages' text and the tool
--- calls' arguments of the trial's chosen attempt. Reads across runs; at most $limit rows,
--- newest run first.
+-- parameter is null; $text is looked for (case folded) in the replies (assistant messages)
+-- and the tool calls' arguments of the trial's chosen attempt. Reads across runs; at most
+-- $limit rows, newest run first.
 WITH chosen AS (
     SELECT run_id, trial_id, attempt_id, scenario_id, model, prompt_id, memory_mode, repeat,
            status, passed, first_violation_check, first_violation_turn,
@@ -21,7 +21,8 @@ said AS (
     SELECT DISTINCT run_id, trial_id, attempt_id
     FROM events_all
     WHERE CAST($text AS VARCHAR) IS NOT NULL
-      AND (contains(lower(content), lower($text)) OR contains(lower(arguments), lower($text)))
+      AND ((kind = 'assistant_message' AND contains(lower(content), lower($text)))
+           OR (kind = 'tool_call' AND contains(lower(arguments), lower($text))))
 ),
 failed AS (
     SELECT DISTINCT run_id, trial_id, attempt_id

@@ -338,8 +338,9 @@ def test_search_finds_trials_by_a_tool_argument_and_opens_the_trace(
     value = _an_argument(options.root)
     by_hand = {r[0] for r in run_sql(options.root, """
         SELECT DISTINCT trial_id FROM events
-        WHERE run_id = 'sweep' AND (contains(lower(arguments), lower($v))
-                                    OR contains(lower(content), lower($v)))""".replace(
+        WHERE run_id = 'sweep' AND (
+            (kind = 'tool_call' AND contains(lower(arguments), lower($v)))
+            OR (kind = 'assistant_message' AND contains(lower(content), lower($v))))""".replace(
         "$v", "'" + value + "'"), all_runs=True).rows}
     browser.open_url(site.origin + f"search?run_id=sweep&text={value}")
     browser.wait_for("document.body.dataset.loaded === '1'")
