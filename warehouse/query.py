@@ -134,7 +134,7 @@ _with_trends: set[tuple[object, ...]] = set()
 """The shared databases whose trends' objects were created."""
 
 
-def _files_of(root: Path, runs: Sequence[str] | None) -> tuple[object, ...]:
+def files_of(root: Path, runs: Sequence[str] | None = None) -> tuple[object, ...]:
     """Every Parquet file ``connect(root, runs=runs)`` would read, with its identity (inode,
     size, change time): equal only when the views would see exactly the same files."""
     found: list[object] = [str(root.resolve()), None if runs is None else tuple(runs)]
@@ -154,7 +154,7 @@ def _cursor(root: Path, runs: Sequence[str] | None, trends: bool = False
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
     sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
-    key = _files_of(root, runs)
+    key = files_of(root, runs)
     with _shared_lock:
         con = _shared_connections.get(key)
         if con is not None:

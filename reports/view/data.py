@@ -8,6 +8,7 @@ script writes it with ``textContent`` only.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any, Literal, get_args
 from reports.html.traces import traces_of
 from reports.trends import load_trends
 from reports.view.progress import LockHeld, progress, run_state
-from warehouse.query import run_named
+from warehouse.query import files_of, run_named
 
 Outcome = Literal["passed", "failed", "unknown", "agent_error", "limit", "incomplete"]
 """What a search can ask a trial's outcome to be (``unknown``: a check raised)."""
@@ -44,10 +45,31 @@ def _records(root: Path, name: str, params: dict[str, Any] | None = None
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
+_runs_rows: dict[Path, tuple[tuple[object, ...], list[dict[str, Any]]]] = {}
+_runs_lock = threading.Lock()
+
+
+def _index_rows(root: Path) -> list[dict[str, Any]]:
+    """``view_runs.sql``'s rows, asked again only when the warehouse's files changed (their
+    identities: warehouse.query.files_of): a page polling every 2 s costs a look at the files,
+    not a pass over every trial."""
+    key = files_of(root)
+    with _runs_lock:
+        found = _runs_rows.get(root)
+    if found is not None and found[0] == key:
+        return found[1]
+    rows = _records(root, "view_runs")
+    with _runs_lock:
+        if len(_runs_rows) > 4:
+            _runs_rows.clear()
+        _runs_rows[root] = (key, rows)
+    return rows
+
+
 def runs_index(root: Path, now: datetime, lock_held: LockHeld | None) -> list[dict[str, Any]]:
     """Every run, newest first, with its state and (running) its progress."""
     out = []
-    for row in _records(root, "view_runs"):
+    for row in _index_rows(root):
         state = run_state(bool(row["open"]), str(row["run_id"]), lock_held)
         judged = row["passed"] + row["failed"] + row["agent_errors"]
         record = {k: plain(v) for k, v in row.items()

@@ -423,3 +423,21 @@ def test_progress_counts_and_eta_from_the_committed_rows() -> None:
     assert run_state(True, "r", lambda r: True) == "running"
     assert run_state(True, "r", lambda r: False) == "stopped"  # nobody holds its lock
     assert run_state(False, "r", lambda r: True) == "finished"
+
+
+def test_the_index_rows_are_read_again_only_when_the_files_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reports.view.data as data
+
+    root = tmp_path / "warehouse"
+    writer = WarehouseWriter(root, "r1")
+    writer.write_batch({"runs": [_run_row("r1", 2, finished=False)]})
+    reads: list[str] = []
+    records = data._records
+    monkeypatch.setattr(data, "_records", lambda *a: reads.append(a[1]) or records(*a))
+    now = datetime.now(UTC)
+    first = data.runs_index(root, now, None)
+    assert data.runs_index(root, now, None) == first and reads == ["view_runs"]
+    sink = BatchSink(writer, batch_size=1)
+    sink(_results("r1")[0])  # a sweep commits a trial: a new file
+    assert data.runs_index(root, now, None)[0]["trials"] == 1 and len(reads) == 2
