@@ -40,8 +40,9 @@ TRENDS_SQL = sql_text("trends")
 """The trends across runs (``cell_history``, ``regression_attribution`` and their macros),
 created on a connection only for SQL that names them: each of its objects binds the trials'
 files when created (~0.05 s at 1M trials), a cost every other command would pay for nothing."""
-TREND_NAMES = ("cell_history", "cell_history_since", "cell_runs_since", "cell_window",
-               "regressions_since", "regression_attribution", "recorded_values")
+TREND_NAMES = ("cell_trials", "cell_history", "cell_history_of", "cell_history_since",
+               "cell_runs_since", "cell_window", "regressions_since", "regression_attribution",
+               "recorded_values")
 
 
 def reads_trends(sql: str) -> bool:

@@ -14,12 +14,27 @@ CREATE OR REPLACE MACRO recorded_values(value) AS
          ELSE min(coalesce(CAST(value AS VARCHAR), 'not recorded')) || ' … '
               || max(coalesce(CAST(value AS VARCHAR), 'not recorded')) END;
 
--- One row per cell per run started since ``since``: its outcome counts, pass rate and every
--- recorded input of its trials (the model's reported version, the prompt, scenario and
--- tool-schema hashes, the suite hash, the code version, the generation parameters). A run
--- started when its first invocation did, else (a run written without a runs row) when its
--- first trial did.
-CREATE OR REPLACE MACRO cell_history_since(since) AS TABLE
+-- The final row of each trial of one cell (each of ``suite`` ... ``mode`` null: of every
+-- cell), chosen as the ``trials`` view chooses (views.sql) but after the cell's filter: every
+-- row of a trial has its trial's cell, so one cell's history reads that cell's rows only, not
+-- every trial of the warehouse.
+CREATE OR REPLACE MACRO cell_trials(suite, scenario, mdl, prompt, mode) AS TABLE
+SELECT *
+FROM trials_all
+WHERE (suite IS NULL OR suite_id = suite) AND (scenario IS NULL OR scenario_id = scenario)
+  AND (mdl IS NULL OR model = mdl) AND (prompt IS NULL OR prompt_id = prompt)
+  AND (mode IS NULL OR memory_mode = mode)
+QUALIFY row_number() OVER (
+    PARTITION BY run_id, trial_id
+    ORDER BY (status = 'incomplete'), finished_at DESC, attempt_id
+) = 1;
+
+-- One row per cell (one cell, or every cell: cell_trials) per run started since ``since``: its
+-- outcome counts, pass rate and every recorded input of its trials (the model's reported
+-- version, the prompt, scenario and tool-schema hashes, the suite hash, the code version, the
+-- generation parameters). A run started when its first invocation did, else (a run written
+-- without a runs row) when its first trial did.
+CREATE OR REPLACE MACRO cell_history_of(since, suite, scenario, mdl, prompt, mode) AS TABLE
 SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
        coalesce(any_value(s.started_at), min(t.started_at)) AS run_started_at,
        count(*) AS trials,
@@ -41,13 +56,16 @@ SELECT t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id,
        recorded_values(t.temperature) AS temperature,
        recorded_values(t.generation_params) AS generation_params,
        recorded_values(t.user_model) AS user_model
-FROM trials AS t
+FROM cell_trials(suite, scenario, mdl, prompt, mode) AS t
 LEFT JOIN (SELECT run_id, min(started_at) AS started_at FROM runs_all GROUP BY run_id) AS s
     USING (run_id)
 WHERE coalesce(s.started_at, t.started_at) >= since
 GROUP BY t.suite_id, t.scenario_id, t.model, t.prompt_id, t.memory_mode, t.run_id;
 
--- The same over every run.
+-- Every cell since ``since``; and over every run.
+CREATE OR REPLACE MACRO cell_history_since(since) AS TABLE
+SELECT * FROM cell_history_of(since, NULL, NULL, NULL, NULL, NULL);
+
 CREATE OR REPLACE VIEW cell_history AS
 SELECT * FROM cell_history_since(TIMESTAMPTZ '-infinity');
 

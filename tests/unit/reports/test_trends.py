@@ -110,3 +110,24 @@ def test_report_regressions_in_the_terminal(prompt_series: Path, silent_series: 
     regressed = [r for r in rows if r["class"] == "regressed"]
     assert [r["what changed"] for r in regressed] == [NOTHING_CHANGED]
     assert "no regressed" in _report(silent_series, monkeypatch, "--since", "1d")
+
+
+def test_a_cells_history_counts_each_trials_final_attempt_once(tmp_path: Path) -> None:
+    """A trial that was incomplete, then passed on a resume: one passed trial in its cell's
+    history, as in the trials view (one cell's history filters before choosing the row)."""
+    from helpers.gate_fixtures import trial, write
+
+    root = tmp_path / "warehouse"
+    first = trial("r", "S", 0, None, status="incomplete")
+    final = {**trial("r", "S", 0, True), "attempt_id": "r-second",
+             "finished_at": T0.replace(hour=3)}
+    write(root, "r", [first, final, trial("r", "S", 1, False)])
+    key = {"suite_id": "gate_suite", "scenario_id": "S", "model": "m/a", "prompt_id": "default",
+           "memory_mode": "chat", "since": EVER}
+    from warehouse.query import run_named
+
+    one = run_named(root, "cell_series", key, all_runs=True)
+    row = dict(zip(one.columns, one.rows[0], strict=True))
+    assert (row["trials"], row["judged"], row["passed"], row["incomplete"]) == (2, 2, 1, 0)
+    every = run_sql(root, "SELECT trials, judged, passed FROM cell_history", all_runs=True).rows
+    assert every == [(2, 2, 1)]
