@@ -1,7 +1,8 @@
 -- Trials matching the viewer's search (reports.view): each filter is skipped when its
 -- parameter is null; $text is looked for (case folded) in the replies (assistant messages)
 -- and the tool calls' arguments of the trial's chosen attempt. Reads across runs; at most
--- $limit rows, newest run first.
+-- $limit rows, newest run first. A scenario or a model narrows the trials read before each
+-- trial's final row is chosen (trends.sql: cell_trials, the trials view's choice).
 WITH chosen AS (
     SELECT run_id, trial_id, attempt_id, scenario_id, model, prompt_id, memory_mode, repeat,
            status, passed, first_violation_check, first_violation_turn,
@@ -10,10 +11,8 @@ WITH chosen AS (
                 WHEN NOT passed THEN 'failed'
                 ELSE 'unknown' END AS outcome,
            started_at
-    FROM trials
+    FROM cell_trials(NULL, CAST($scenario AS VARCHAR), CAST($model AS VARCHAR), NULL, NULL)
     WHERE (CAST($run_id AS VARCHAR) IS NULL OR run_id = $run_id)
-      AND (CAST($scenario AS VARCHAR) IS NULL OR scenario_id = $scenario)
-      AND (CAST($model AS VARCHAR) IS NULL OR model = $model)
       AND (CAST($first_violation AS VARCHAR) IS NULL
            OR first_violation_check = $first_violation)
 ),
