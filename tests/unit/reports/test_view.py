@@ -441,3 +441,27 @@ def test_the_index_rows_are_read_again_only_when_the_files_change(
     sink = BatchSink(writer, batch_size=1)
     sink(_results("r1")[0])  # a sweep commits a trial: a new file
     assert data.runs_index(root, now, None)[0]["trials"] == 1 and len(reads) == 2
+
+
+@pytest.mark.parametrize("asked", [
+    {"scenario": "S1", "outcome": "failed"}, {"model": MODELS[1], "outcome": "failed"},
+    {"run_id": "cand", "outcome": "incomplete"}, {"failed_check": "argument:*.size=6@2.."},
+    {"first_violation": "argument:*.size=6@2..", "run_id": "base"}])
+def test_search_finds_what_sql_over_the_trials_view_finds(
+        home: Path, asked: dict[str, str]) -> None:
+    from reports.view import data
+
+    found = {(r["run_id"], r["trial_id"]) for r in data.search(
+        home / "warehouse", data.SearchQuery(**asked))}
+    where = {"scenario": "scenario_id = $scenario", "model": "model = $model",
+             "run_id": "run_id = $run_id",
+             "first_violation": "first_violation_check = $first_violation",
+             "outcome": "CASE WHEN status <> 'complete' THEN status WHEN passed THEN 'passed' "
+                        "WHEN NOT passed THEN 'failed' ELSE 'unknown' END = $outcome",
+             "failed_check": "EXISTS (SELECT 1 FROM checks AS c WHERE c.run_id = t.run_id AND "
+                             "c.trial_id = t.trial_id AND NOT c.passed AND "
+                             "c.check_id = $failed_check)"}
+    sql = ("SELECT run_id, trial_id FROM trials AS t WHERE "
+           + " AND ".join(where[k] for k in asked))
+    expected = set(run_sql(home / "warehouse", sql, dict(asked), all_runs=True).rows)
+    assert found == expected and found
