@@ -12,16 +12,16 @@ also opens the index page headless (tests/helpers/browser.py; each request goes 
 test's DevTools proxy) and times it until the table is drawn. With ``--home``
 an existing synthetic home is reused (no generation). Loopback only: nothing leaves the machine.
 
-Measured on the shared 2-core machine (2026-12-03), 1M trials (30.0M events, 900 files after
-compaction, 199 MB; generated in 159 s, compacted in 93 s), first request / median of the next
-five, seconds, at load 3-4 (and at load 5.5, the same day):
-viewer start (views bound) 1.32 (1.93); runs index 1.04 / 0.54 (1.44 / 1.00); one cell's
-history over 365 days 0.60 / 0.60 (0.75 / 2.37); trends page over 30 days 2.60 / 2.63 (5.29 /
-10.57); search by a text in the replies (a scan of the 30M events) 2.48 / 1.47 (2.19 / 1.91);
-by scenario x model x failed 0.57 / 0.49 (2.13 / 1.22); by a failed check 0.73 / 1.68 (1.36 /
-1.22); the index page drawn in Chromium (through the DevTools proxy) 1.14 (0.78). The floor of
-the cross-run answers is the ``trials`` view's choice of each trial's final row over all 1M rows
-(~0.35 s); the figures double with the machine's load.
+Measured on the shared 2-core machine (2026-12-03, load average 3.7-4.6 during the run), 1M
+trials (30.0M events, 900 files after compaction, 199 MB; generated in 159 s, compacted in
+93 s); first request / median of the next five, wall seconds / CPU seconds per request:
+viewer start (views bound, index read) 2.74 / - / 2.63; the index's SQL uncached 1.06 / 0.99 /
+1.10 (kept while the files stay the same: the index answers in 0.02-0.04); one cell's history
+over 365 days 0.32 / 0.29 / 0.30; the trends page over 30 days 4.60 / 4.47 / 4.79; a search by
+text in the replies and tool arguments (a scan of the 30M events) 1.26 / 1.07 / 1.94; by
+scenario x model x failed 0.18 / 0.17 / 0.28; by a failed check 0.76 / 0.73 / 1.30; the index
+page drawn in Chromium (through the DevTools proxy) 0.17. Wall times doubled, at times, with the
+machine's load (other runs the same day: the uncached index 0.55-2.3 s); CPU time does not.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,29 +117,44 @@ def _timed_rows(root: Path) -> float:
     return time.perf_counter() - started
 
 
-def measure(root: Path, repeat: int) -> dict[str, tuple[float, float]]:
-    """Per request: (first, then the median of the next) seconds; first: the first request of a
-    fresh viewer (its views bound at start, as ``agentsweep view`` binds them before it prints
-    its address); the start itself on a row of its own."""
-    out: dict[str, tuple[float, float]] = {}
+def _then(repeat: int, once: Callable[[], float]) -> tuple[float, float]:
+    """The median wall time of ``repeat`` more, and the CPU seconds this process spent per one
+    (server threads and DuckDB's included): a figure the machine's load does not inflate."""
+    cpu = time.process_time()
+    walls = [once() for _ in range(repeat)]
+    return statistics.median(walls), (time.process_time() - cpu) / repeat
+
+
+Row = tuple[float, float, float]
+"""First request, median of the next (wall seconds), CPU seconds per request."""
+
+
+def measure(root: Path, repeat: int) -> dict[str, Row]:
+    """Per request: the first request of a fresh viewer (its views bound at start, as
+    ``agentsweep view`` binds them before it prints its address), the median of the next, and
+    their CPU time; the start itself and the index's uncached SQL on rows of their own."""
+    out: dict[str, Row] = {}
     _forget()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     warm(ViewOptions(root, str))
-    out["viewer start: views bound (warm)"] = (time.perf_counter() - started, 0.0)
-    sql = [_timed_rows(root) for _ in range(repeat + 1)]
-    out["index rows, uncached (view_runs.sql)"] = (sql[0], statistics.median(sql[1:]))
+    out["viewer start: views bound (warm)"] = (time.perf_counter() - started, 0.0,
+                                               time.process_time() - cpu)
+    first = _timed_rows(root)
+    out["index rows, uncached (view_runs.sql)"] = (first, *_then(repeat,
+                                                                 lambda: _timed_rows(root)))
     for name, path in _paths(root).items():
         _forget()
         warm(ViewOptions(root, str))  # as `agentsweep view` does before it prints its address
         server, thread, origin = _serve(root)
         try:
             first = get(origin + path)
-            then = statistics.median(get(origin + path) for _ in range(repeat))
+            then, cpu_each = _then(repeat, lambda: get(origin + path))  # noqa: B023
         finally:
             server.should_exit = True
             thread.join(timeout=30)
-        out[name] = (first, then)
-        print(f"  {name}: first {first:.2f} s, then {then:.2f} s", flush=True)
+        out[name] = (first, then, cpu_each)
+        print(f"  {name}: first {first:.2f} s, then {then:.2f} s, cpu {cpu_each:.2f} s",
+              flush=True)
     return out
 
 
@@ -183,11 +199,11 @@ def main() -> None:
         print(f"warehouse: {trials} trials; load average {os.getloadavg()[0]:.1f}", flush=True)
         times = measure(root, args.repeat)
         page = browser_index(root)
-        print(f"\n{'request':<36} {'first s':>7} {'then s':>7}")
-        for name, (first, then) in times.items():
-            print(f"{name:<36} {first:>7.2f} {then:>7.2f}")
+        print(f"\n{'request':<38} {'first s':>7} {'then s':>7} {'cpu s':>7}")
+        for name, (first, then, cpu) in times.items():
+            print(f"{name:<38} {first:>7.2f} {then:>7.2f} {cpu:>7.2f}")
         if page is not None:
-            print(f"{'index page in Chromium (drawn)':<36} {'':>7} {page:>7.2f}")
+            print(f"{'index page in Chromium (drawn)':<38} {'':>7} {page:>7.2f}")
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
               f"{os.cpu_count()} cpus")
     finally:
