@@ -98,6 +98,9 @@ def _endpoints(options: ViewOptions) -> dict[str, Callable[[Request], Any]]:
         run_id, trial_id = _arg(request, "run_id"), _arg(request, "trial_id")
         if run_id is None or trial_id is None:
             raise BadRequest("a trace is named by run_id and trial_id")
+        missing = unknown_run(root, run_id)  # a run id names a folder: checked first
+        if missing is not None:
+            raise BadRequest(missing)
         found = data.trace(root, run_id, trial_id)
         if found is None:
             raise BadRequest(f"no trial {trial_id!r} in run {run_id!r}")

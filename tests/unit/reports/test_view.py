@@ -465,3 +465,10 @@ def test_search_finds_what_sql_over_the_trials_view_finds(
            + " AND ".join(where[k] for k in asked))
     expected = set(run_sql(home / "warehouse", sql, dict(asked), all_runs=True).rows)
     assert found == expected and found
+
+
+def test_a_trace_of_a_run_id_that_names_no_run_is_refused(options: ViewOptions) -> None:
+    client = TestClient(create_app(options), base_url="http://127.0.0.1")
+    for run_id in ("../../etc", "*", "nope"):
+        answer = client.get("/api/trace", params={"run_id": run_id, "trial_id": "x"})
+        assert answer.status_code == 400 and "agentsweep runs" in answer.json()["error"]
