@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from reports.view.app import ViewOptions, create_app
 from reports.view.data import runs_index
-from warehouse.query import run_sql
+from warehouse.query import run_named
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
@@ -46,7 +46,7 @@ def warm(options: ViewOptions) -> None:
     """DuckDB's views (the trends' too) bound over the warehouse's files now, and the runs
     index read, not on the first page asked for (~1 s each over a 1M-trial warehouse); both are
     kept until the files change."""
-    run_sql(options.root, "SELECT 1 FROM cell_history LIMIT 0", all_runs=True)
+    run_named(options.root, "view_warm", all_runs=True)
     runs_index(options.root, options.clock(), None)  # the first page's rows, kept
 
 
