@@ -42,6 +42,13 @@ VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2")
 VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 """Their text, read when this module is imported: a process keeps the views that match the
 schema it loaded, even if the files change under a long run (an upgrade mid-sweep)."""
+TRENDS_SQL = sql_text("trends")
+"""The trends across runs (``cell_history``, ``regression_attribution`` and their macros),
+created on a connection only for SQL that names them: each of its objects binds the trials'
+files when created (~0.05 s at 1M trials), a cost every other command would pay for nothing."""
+TREND_NAMES = ("cell_trials", "cell_history", "cell_history_of", "cell_history_since",
+               "cell_runs_since", "cell_window", "regressions_since", "regression_attribution",
+               "recorded_values")
 
 
 def _local_sources(root: Path, runs: Sequence[str] | None) -> dict[str, list[str]]:
@@ -66,8 +73,15 @@ def _allowed_prefix(root: Root) -> str:
     return str(root.resolve()) if isinstance(root, Path) else root.duckdb_path() + "/"
 
 
+def reads_trends(sql: str) -> bool:
+    """Whether ``sql`` names an object of the trends (then its connection creates them)."""
+    lowered = sql.lower()
+    return any(name in lowered for name in TREND_NAMES)
+
+
 def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
-            sources: dict[str, list[str]] | None = None) -> duckdb.DuckDBPyConnection:
+            sources: dict[str, list[str]] | None = None, trends: bool = False
+            ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
     ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
@@ -75,7 +89,7 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
     ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
     another run's files). ``sources``: every table's files to read, when the caller has listed
-    them already (``_cursor``)."""
+    them already (``_cursor``). ``trends``: the trends' views and macros too (``TRENDS_SQL``)."""
     con = duckdb.connect(":memory:")
     if isinstance(root, S3Location):
         con.register_filesystem(duckdb_filesystem())
@@ -98,6 +112,8 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
     for views in VIEWS_SQL:
         con.execute(views)
+    if trends:
+        con.execute(TRENDS_SQL)
     if locked:
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",
@@ -123,13 +139,15 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 
 @contextmanager
 def trusted_connection(root: Root, params: dict[str, Any] | None = None,
-                       all_runs: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+                       all_runs: bool = False, trends: bool = False
+                       ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection for our own SQL (trusted), closed after the block. Scoped to the runs the
     parameters name unless ``all_runs`` (a query that looks across runs, e.g. for a baseline);
-    an unreadable file is a WarehouseError naming it."""
+    with the trends' objects when ``trends``; an unreadable file is a WarehouseError naming
+    it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = _cursor(root, None if all_runs else scoped or None)
+        con = _cursor(root, None if all_runs else scoped or None, trends)
         try:
             yield con
         finally:
@@ -145,9 +163,11 @@ def trusted_connection(root: Root, params: dict[str, Any] | None = None,
 _SHARED_SIZE = 4
 _shared_connections: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
 _shared_lock = threading.Lock()
+_with_trends: set[tuple[object, ...]] = set()
+"""The shared databases whose trends' objects were created."""
 
 
-def _files_of(root: Root, runs: Sequence[str] | None) -> tuple[object, ...]:
+def files_of(root: Root, runs: Sequence[str] | None = None) -> tuple[object, ...]:
     """Every Parquet file ``connect(root, runs=runs)`` would read, with its identity (inode,
     size, change time): equal only when the views would see exactly the same files. On object
     storage the committed parts (a part is never rewritten: its key is its identity)."""
@@ -170,7 +190,8 @@ def _objects_of(root: S3Location, runs: Sequence[str] | None,
             *((name, p) for name in TABLES for p in sources[name]))
 
 
-def _cursor(root: Root, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection:
+def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False
+            ) -> duckdb.DuckDBPyConnection:
     """A cursor of the trusted database of these files, built once per set of files and
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
@@ -180,24 +201,29 @@ def _cursor(root: Root, runs: Sequence[str] | None) -> duckdb.DuckDBPyConnection
         sources = _object_sources(root, runs)
         key = _objects_of(root, runs, sources)
     else:
-        key = _files_of(root, runs)
+        key = files_of(root, runs)
     with _shared_lock:
         con = _shared_connections.get(key)
         if con is not None:
             _shared_connections.move_to_end(key)
+            if trends and key not in _with_trends:
+                con.execute(TRENDS_SQL)
+                _with_trends.add(key)
             return con.cursor()
-    con = connect(root, runs=runs, sources=sources)
+    con = connect(root, runs=runs, sources=sources, trends=trends)
     with _shared_lock:
         _shared_connections[key] = con
+        if trends:
+            _with_trends.add(key)
         while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
-            _shared_connections.popitem(last=False)
+            _with_trends.discard(_shared_connections.popitem(last=False)[0])
         return con.cursor()
 
 
 def run_sql(root: Root, sql: str, params: dict[str, Any] | None = None,
             all_runs: bool = False) -> QueryResult:
     """Our own SQL (trusted), on a ``trusted_connection``."""
-    with trusted_connection(root, params, all_runs) as con:
+    with trusted_connection(root, params, all_runs, reads_trends(sql)) as con:
         cursor = con.execute(sql, params or {})
         columns = [d[0] for d in cursor.description or []]
         return QueryResult(columns, cursor.fetchall())
@@ -209,7 +235,7 @@ QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 def run_user_sql(root: Root, sql: str) -> QueryResult:
     """Ad-hoc SQL, read-only: every statement must be a query (DuckDB parses it; a COPY,
     ATTACH, INSTALL, SET, CREATE... is refused before anything runs), on a locked connection."""
-    con = connect(root, locked=True)
+    con = connect(root, locked=True, trends=reads_trends(sql))
     try:
         statements = con.extract_statements(sql)
         for statement in statements:

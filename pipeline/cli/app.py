@@ -210,6 +210,22 @@ def runs(
     _print_rows(result.columns, result.rows, output_format, title="runs")
 
 
+@app.command()
+def view(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any "
+                                      "free one).")] = 8321,
+    host: Annotated[str, typer.Option(help="Address to listen on; anything but loopback lets "
+                                      "other machines read the warehouse.")] = "127.0.0.1",
+) -> None:
+    """A local, read-only web viewer over the warehouse: runs (live progress of a running
+    sweep), trends across nights, search over trials, dialogs side by side."""
+    from pipeline.cli.view import view_main
+
+    code = view_main(hygiene.warehouse_root(), host, port, console, err_console)
+    if code:
+        raise typer.Exit(code)
+
+
 def _version(value: bool) -> None:
     if value:
         from pipeline.util.version import code_version
@@ -313,7 +329,8 @@ def sql(
     console.print(f"wrote {len(result.rows)} row(s) to {output}", markup=False)
 
 
-REPORTS = ("summary", "matrix", "first_violations", "failure-map", "html", "pass_hat_k")
+REPORTS = ("summary", "matrix", "first_violations", "failure-map", "html", "pass_hat_k",
+           "regressions")
 VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 """Reports whose rows (--format csv/json) are another named query's."""
 
@@ -321,8 +338,12 @@ VIEW_OF_REPORT = {"failure-map": "failure_map_run"}
 @app.command()
 def report(
     name: Annotated[str, typer.Argument(help="summary, matrix, first_violations, "
-                                             "failure-map, html or pass_hat_k")],
-    run_id: Annotated[str, typer.Option("--run-id", help="The run to report on.")],
+                                             "failure-map, html, pass_hat_k or regressions")],
+    run_id: Annotated[str | None, typer.Option(
+        "--run-id", help="The run to report on (every report but regressions).")] = None,
+    since: Annotated[str, typer.Option(
+        "--since", help="regressions: the runs started in this window (30d, 12h, 2w, or a "
+        "date).")] = "30d",
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     limit: Annotated[int, typer.Option(min=1, help="Rows shown as a table (csv and json give "
                                                    "all).")] = 200,
@@ -341,11 +362,19 @@ def report(
     force: Force = False,
 ) -> None:
     """Print a named report (a .sql file in warehouse/sql/) for one run; `html` writes one
-    self-contained HTML file (-o) of the run, or with --baseline of the comparison."""
-    from warehouse.query import run_named
+    self-contained HTML file (-o) of the run, or with --baseline of the comparison;
+    `regressions` reads across runs: the cells that broke since --since and what recorded
+    input changed then, and the flaky cells."""
+    from warehouse.query import RUNS_HINT, run_named
 
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
+    if name == "regressions":
+        _report_regressions(since, output_format)
+        return
+    if run_id is None:
+        _fail(f"report {name} needs --run-id ({RUNS_HINT})")
+    assert run_id is not None
     known_runs(("--run-id", run_id), ("--baseline", baseline))
     if name == "html":
         checked_output(output, "-o", force)
@@ -364,6 +393,19 @@ def report(
     if len(rows) < len(result.rows):
         console.print(f"... {len(result.rows) - len(rows)} more rows (--limit N, or --format "
                       "csv for all)")
+
+
+def _report_regressions(since: str, output_format: str) -> None:
+    from pipeline.cli.trends import print_trends
+    from reports.trends import WindowError, window_start
+
+    if output_format not in ("table", "csv", "json"):
+        _fail(f"--format: expected table, csv or json, got {output_format!r}")
+    try:
+        start = window_start(since)
+    except WindowError as exc:
+        _fail(str(exc))
+    print_trends(console, hygiene.warehouse_root(), start, output_format)
 
 
 def _report_html(run_id: str, output: Path | None, baseline: str | None, config: Path | None,

@@ -5,7 +5,7 @@ other, so a cell reads the same in grey and to the common colour-vision deficien
 (cividis was designed for them). The stops are the published 10-colour samples of each map
 (viridisLite / matplotlib), interpolated linearly; a cell's text is black or white by the
 background's luminance. Every coloured cell also prints its number: colour is never the only
-carrier of a value.
+carrier of a value, and a pass rate also carries its symbol (``rate_symbol``: ✓ / ◐ / ✗).
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ def text_on(background: str) -> str:
     """Black or white, whichever contrasts more with the background."""
     lum = luminance(background)
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
+def rate_symbol(k: int, n: int) -> str:
+    """The symbol a pass rate reads by without colour or legend: ✓ every trial passed, ✗ none
+    did, ◐ some did (the viewer, reports.view, draws the same)."""
+    return "✓" if k == n else ("✗" if k == 0 else "◐")
 
 
 def rate_style(rate: float) -> str:

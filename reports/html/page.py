@@ -43,6 +43,13 @@ def script_hash(script: str) -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
+def report_policy(script: str) -> str:
+    """The report's Content-Security-Policy: nothing fetched, only its own inline style and its
+    one script (by hash)."""
+    return (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+            f"script-src '{script_hash(script)}'; base-uri 'none'; form-action 'none'")
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     scrub: Scrub
@@ -112,8 +119,7 @@ def render(root: Root, run_id: str, options: ReportOptions) -> str:
                      "baseline": baseline_side(root, page, decision, options.traces)
                      if decision else None})
     script = asset("report.js")
-    policy = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-              f"script-src '{script_hash(script)}'; base-uri 'none'; form-action 'none'")
+    policy = report_policy(script)
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -9,13 +9,16 @@ from typing import Any
 import polars as pl
 
 from reports.html.charts import pass_hat_k_curve, repeat_strip
-from reports.html.colour import count_style, rate_style
+from reports.html.colour import count_style, rate_style, rate_symbol
 from reports.html.context import Page, fmt_money, fmt_ms, fmt_number, fmt_time
 from reports.html.markup import Markup, join
 from reports.transitions import pass_hat_k, pass_hat_ks
 
 SCORES = ("state", "invalidation", "function", "arguments", "response")
 STABILITY_ROWS = 300
+CURVE_FROM = 3
+"""Repeats from which a pass^k curve is drawn: with 2 it joins two numbers already printed
+beside it and carries nothing."""
 """Unstable cells listed at most (the least stable first)."""
 CHECK_ROWS = 40
 """First-violation checks shown at most (the most frequent first); the rest summed."""
@@ -106,7 +109,8 @@ def score_lines(page: Page) -> None:
 def _cell_td(page: Page, position: int, cell: dict[str, Any]) -> Markup:
     esc = page.esc
     k, n, incomplete = int(cell["k"]), int(cell["n"]), int(cell["incomplete"])
-    text = f"{k}/{n}" + (f" +{incomplete}?" if incomplete else "")
+    text = (f"{rate_symbol(k, n)} " if n else "") + f"{k}/{n}" + (
+        f" +{incomplete}?" if incomplete else "")
     style = rate_style(k / n) if n else "background:#dddddd;color:#000000"
     return esc.tag("td", text, {
         "class": "cell", "data-cell": position, "tabindex": 0, "style": style,
@@ -135,10 +139,10 @@ def matrix(page: Page) -> Markup:
                 else esc.tag("td", "–", {"class": "cell none", "title": "not run"}))
                for col in columns]
         rows.append(f'<tr>{esc.tag("th", label, {"class": "row"})}{join(tds)}</tr>')
-    legend = esc.tag("p", "Each cell: k passed of n final trials over the repeats (+i? = i "
-                          "incomplete, not counted). Colour: pass rate on the cividis scale, "
-                          "dark = 0, light = 1. Hover for the five scores; click to list the "
-                          "trials.", {"class": "legend"})
+    legend = esc.tag("p", "Each cell: ✓ all, ◐ some or ✗ none of the n final trials passed "
+                          "over the repeats, k/n (+i? = i incomplete, not counted). Colour: "
+                          "pass rate on the cividis scale, dark = 0, light = 1. Hover for the "
+                          "five scores; click to list the trials.", {"class": "legend"})
     return join([esc.tag("h2", "Pass rate: scenario x memory mode x model"), legend,
                  Markup(f'<div class="scroll"><table class="matrix" id="matrix"><thead>'
                         f'<tr><th rowspan="2">scenario</th>{top}</tr><tr>{second}</tr></thead>'
@@ -181,10 +185,12 @@ def stability(page: Page) -> Markup:
             esc.tag("td", page.index["cells"][position][0], {"class": "cell-link",
                                                               "data-cell": position,
                                                               "tabindex": 0}),
-            esc.tag("td", f"{c['k']}/{c['n']}", {"style": rate_style(c["k"] / c["n"])}),
+            esc.tag("td", f"{rate_symbol(int(c['k']), int(c['n']))} {c['k']}/{c['n']}",
+                    {"style": rate_style(c["k"] / c["n"])}),
             esc.tag("td", repeat_strip(esc, _cell_outcomes(page, position))),
             esc.tag("td", " ".join(f"{v:.2f}" for v in values), {"class": "num"}),
-            esc.tag("td", pass_hat_k_curve(esc, values))]) + "</tr>")
+            esc.tag("td", pass_hat_k_curve(esc, values) if len(values) >= CURVE_FROM
+                    else "")]) + "</tr>")
     more = len(unstable) - STABILITY_ROWS
     summary = (f"{len(repeated)} cells with 2 or more final repeats: {always} passed every "
                f"repeat, {never} failed every repeat, {len(unstable)} unstable (listed, least "
@@ -193,7 +199,8 @@ def stability(page: Page) -> Markup:
         esc.tag("h2", "Stability over repeats"), esc.tag("p", summary, {"id": "stability-summary"}),
         esc.tag("p", "pass^k over all these cells (mean of each cell's C(c,k)/C(n,k)): "
                 + " ".join(f"k={k + 1}: {v:.3f}" for k, v in enumerate(curve))),
-        pass_hat_k_curve(esc, curve, width=360, height=80),
+        pass_hat_k_curve(esc, curve, width=360, height=80) if len(curve) >= CURVE_FROM
+        else "",
         Markup('<table class="grid" id="stability"><thead><tr><th>cell</th><th>k/n</th>'
                "<th>repeats</th><th>pass^k, k=1..n</th><th>curve</th></tr></thead><tbody>"
                + "".join(rows) + "</tbody></table>") if rows else Markup(""),

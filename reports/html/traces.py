@@ -34,6 +34,8 @@ class TraceOptions:
     baseline_traces: int = 200
     """In a comparison: the baseline's trials of the cells that changed, embedded whole at
     most (one repeat per cell first)."""
+    include: tuple[str, ...] = ()
+    """Trials embedded whole whatever the picking (the viewer opens the report on one)."""
 
 
 def outcome(status: str, passed: bool | None) -> str:
@@ -94,7 +96,8 @@ def picked_trials(root: Root, run_id: str, options: TraceOptions) -> list[str]:
 
 def embedded_traces(root: Root, run_id: str, options: TraceOptions) -> dict[str, Any]:
     """Trial id -> {row, events, checks, judgments, attempts} for the picked trials."""
-    return traces_of(root, run_id, picked_trials(root, run_id, options))
+    picked = picked_trials(root, run_id, options)
+    return traces_of(root, run_id, [*picked, *(t for t in options.include if t not in picked)])
 
 
 def traces_of(root: Root, run_id: str, ids: list[str]) -> dict[str, Any]:

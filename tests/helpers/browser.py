@@ -20,8 +20,14 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+Served = tuple[int, dict[str, str], bytes]
+"""An answer to a request the page made: status, headers, body."""
+Serve = Callable[[str], Served | None]
+"""Answers a URL the page asked for, or None: the request fails (it reaches nothing)."""
 
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -69,10 +75,17 @@ class BrowserError(RuntimeError):
 class Browser:
     """One Chromium process and one page; ``with Browser() as b: b.open(path)``."""
 
-    def __init__(self, timeout_s: float = 60.0, tracer: list[str] | None = None) -> None:
-        """``tracer``: a command put in front of everything (e.g. strace)."""
+    def __init__(self, timeout_s: float = 60.0, tracer: list[str] | None = None,
+                 serve: Serve | None = None) -> None:
+        """``tracer``: a command put in front of everything (e.g. strace). ``serve``: every
+        request the page makes is paused and answered by it (the test's process fetches from a
+        server on this machine's loopback, which the browser's own namespace cannot reach);
+        ``requests`` lists every URL asked for."""
         self.timeout_s = timeout_s
         self.tracer = tracer or []
+        self.serve = serve
+        self.requests: list[str] = []
+        self._answer_id = 1_000_000
         self.errors: list[str] = []
         self._buffer = b""
         self._id = 0
@@ -107,6 +120,8 @@ class Browser:
         self._session = attached["sessionId"]
         for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
             self.call(domain)
+        if self.serve is not None:
+            self.call("Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -176,20 +191,63 @@ class Browser:
                                         for a in params.get("args", [])))
         elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
             self.errors.append(str(params["entry"].get("text")))
+        elif method == "Fetch.requestPaused" and self.serve is not None:
+            self._answer(params, message.get("sessionId"))
+
+    def _answer(self, params: dict[str, Any], session: str | None) -> None:
+        """A paused request answered by ``serve`` (or failed); its reply is not awaited."""
+        assert self.serve is not None
+        url = str(params["request"]["url"])
+        self.requests.append(url)
+        found = self.serve(url)
+        self._answer_id += 1
+        message: dict[str, Any] = {"id": self._answer_id, "sessionId": session}
+        if found is None:
+            message.update(method="Fetch.failRequest", params={
+                "requestId": params["requestId"], "errorReason": "AddressUnreachable"})
+        else:
+            status, headers, body = found
+            message.update(method="Fetch.fulfillRequest", params={
+                "requestId": params["requestId"], "responseCode": status,
+                "responseHeaders": [{"name": k, "value": v} for k, v in headers.items()],
+                "body": base64.b64encode(body).decode("ascii")})
+        os.write(self._to_child, json.dumps(message).encode("utf-8") + b"\0")
 
     # what tests use -----------------------------------------------------------------------
     def open(self, path: Path) -> float:
         """Load the file and wait until the report's script ran; seconds from navigation to
         the script being ready (the load event has fired by then)."""
+        return self.open_url(path.resolve().as_uri())
+
+    def open_url(self, url: str) -> float:
+        """Load the URL and wait until the page's script ran (``document.body.dataset.ready``);
+        seconds from navigation to then."""
         self._events.clear()
         started = time.monotonic()
-        self.call("Page.navigate", {"url": path.resolve().as_uri()})
+        self.call("Page.navigate", {"url": url})
         self._until(lambda m: m.get("method") == "Page.loadEventFired")
         while not self.evaluate("document.body && document.body.dataset.ready === '1'"):
             if time.monotonic() - started > self.timeout_s:
                 raise BrowserError("the report's script never became ready")
             time.sleep(0.01)
         return time.monotonic() - started
+
+    def wait_for(self, expression: str, timeout_s: float = 20.0) -> Any:
+        """The value of ``expression`` once it is truthy (asked again every 50 ms; the page's
+        requests are answered meanwhile). An expression that throws (a page still loading has
+        no body yet) counts as not yet."""
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while True:
+            try:
+                value = self.evaluate(expression)
+            except BrowserError as exc:
+                value, last = None, str(exc)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise BrowserError(f"never true: {expression} {last}")
+            time.sleep(0.05)
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression,

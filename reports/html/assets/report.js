@@ -289,5 +289,8 @@
       if (activate(e.target)) { e.preventDefault(); }
     }
   });
+  // #trial=<id> opens that trial's trace (the viewer links a search result here).
+  var wanted = /^#trial=(.+)$/.exec(window.location.hash);
+  if (wanted) { showTrace(decodeURIComponent(wanted[1])); }
   document.body.dataset.ready = "1";
 }());

@@ -75,7 +75,8 @@ def test_the_matrix_cells_and_counts_are_the_warehouses(env: Path, tmp_path: Pat
                          r"|@font-face", html)
     assert "default-src &#x27;none&#x27;" in html  # the CSP, escaped as an attribute value
     texts = {s: t for s, _, _, t in shown}
-    assert texts["S1"] == "0/3" and texts["S4"] == "2/2 +1?"  # the incomplete one apart
+    assert texts["S1"] == "✗ 0/3" and texts["S4"] == "✓ 2/2 +1?"  # the incomplete one apart
+    assert texts["S2"] == "◐ 1/3"  # a symbol says the rate without colour or legend
     counts = browser.evaluate("document.getElementById('status-counts').textContent")
     statuses = run_sql(env / "warehouse", "SELECT count(*) FILTER (WHERE passed), count(*) "
                        "FILTER (WHERE status = 'complete' AND NOT passed), count(*) FILTER "
@@ -414,3 +415,18 @@ def test_bidi_and_zero_width_characters_are_visible_on_the_page_and_in_the_viewe
     assert {chr(c) for c in range(0x3000) if re.fullmatch(f"[{as_python}]", chr(c))} == {
         chr(c) for c in range(0x3000) if _HIDDEN.fullmatch(chr(c))}  # one rule, two places
     assert "node.textContent = visible(text)" in script
+
+
+@pytest.mark.parametrize(("repeats", "curves"), [(2, 0), (3, 2)])
+def test_a_pass_hat_k_curve_is_drawn_only_when_it_carries_something(
+        tmp_path: Path, repeats: int, curves: int) -> None:
+    """With two repeats pass^k joins two numbers printed beside it: no chart; from three on,
+    the run's curve and the unstable cell's."""
+    from helpers.gate_fixtures import cell, write
+
+    root = tmp_path / "warehouse"
+    write(root, "r", cell("r", "FLAKY", [True] + [False] * (repeats - 1)))
+    text = render(root, "r", ReportOptions(scrub=str))
+    section = text[text.index('id="stability-section"'):text.index('id="violations-section"')]
+    assert section.count('<svg class="spark"') == curves
+    assert f"◐ 1/{repeats}" in section

@@ -1,0 +1,43 @@
+"""``agentsweep report regressions --since 30d``: the cells that broke in the window, with
+what recorded input changed between the last passing run and the first failing one, then the
+flaky cells with their counts (reports.trends)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Console
+
+from pipeline.cli.tables import print_rows
+from reports.trends import load_trends
+from warehouse.location import Root
+
+REGRESSION_COLUMNS = ["cell", "last passing run", "first failing run", "passed then",
+                      "what changed"]
+FLAKY_COLUMNS = ["cell", "runs", "passed", "pass rate"]
+
+
+def print_trends(console: Console, root: Root, since: datetime, output_format: str) -> None:
+    trends = load_trends(root, since)
+    window = f"since {since:%Y-%m-%d %H:%M} UTC"
+    regressions = [
+        (r.cell.title, r.last_passing_run, r.first_failing_run,
+         f"{r.failing_passed}/{r.failing_judged}",
+         "; ".join(f"{c.input}: {c.before} -> {c.after}" for c in r.changes)
+         or r.what_changed)
+        for r in trends.regressions]
+    flaky = [(f.cell.title, f.runs, f"{f.passed}/{f.judged}", f"{f.pass_rate:.2f}")
+             for f in trends.flaky]
+    if output_format != "table":
+        print_rows(console, ["class", *REGRESSION_COLUMNS],
+                   [("regressed", *r) for r in regressions]
+                   + [("flaky", f[0], "", "", f[2], f"pass rate {f[3]} over {f[1]} runs")
+                      for f in flaky], output_format)
+        return
+    if not regressions and not flaky:
+        console.print(f"no regressed or flaky cell among the runs {window}", markup=False)
+        return
+    print_rows(console, REGRESSION_COLUMNS, regressions, output_format,
+               title=f"regressions {window} ({len(regressions)})")
+    print_rows(console, FLAKY_COLUMNS, flaky, output_format,
+               title=f"flaky cells {window} ({len(flaky)})")
