@@ -402,6 +402,9 @@ _local_node: NodeInThread | None = None
 _early_node: NodeInThread | None = None
 """A local Ray started ahead of its session (``start_local_ray_early``), not joined yet."""
 
+_sessions_open = 0
+"""How many ``ray_session`` blocks of this process are open (``session_open``)."""
+
 _cluster_is_ours = True
 """Whether the connected Ray was started by this process (ray_session): its workers die with
 it. A cluster we only joined outlives the run, and its workers stay warm."""
@@ -418,9 +421,14 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         os.environ[SINGLE_MACHINE_SWITCH] = "0"
     import ray
 
+    global _sessions_open
     if ray.is_initialized():  # joined ahead (pipeline.sweep.stages.services_ahead)
-        with _sigterm_as_interrupt():  # again: a flow started since has its own handler
-            yield ray
+        _sessions_open += 1
+        try:
+            with _sigterm_as_interrupt():  # again: a flow started since has its own handler
+                yield ray
+        finally:
+            _sessions_open -= 1
         return
     common: dict[str, Any] = {
         "log_to_driver": False,
@@ -439,10 +447,12 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
                             ) from exc
     global _head_lost
     _head_lost = False
+    _sessions_open += 1
     try:
         with _sigterm_as_interrupt():
             yield ray
     finally:
+        _sessions_open -= 1
         if not _head_lost:
             shutdown_pool(keep_warm=True)
         ray.shutdown()
@@ -468,6 +478,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:  # a handler installed outside Python (Ray's) cannot be put back: the default
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def session_open() -> bool:
+    """A ``ray_session`` of this process is open (the driver is connected to a Ray). Asked
+    instead of ``ray.is_initialized()``: a local Ray starting early imports ``ray`` in another
+    thread, and a half-imported module has no ``is_initialized`` yet."""
+    return _sessions_open > 0
 
 
 class RayStartError(RuntimeError):

@@ -205,9 +205,13 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
 
 
 def ray_connected() -> bool:
-    """This process is connected to a Ray already (``services_ahead``)."""
-    ray = sys.modules.get("ray")
-    return ray is not None and bool(ray.is_initialized())
+    """This process is connected to a Ray already (``services_ahead``, or a caller's own
+    ``ray.init``). A local Ray starting early imports ``ray`` in another thread: a module still
+    half imported has no ``is_initialized`` yet, and nothing has joined it."""
+    from pipeline.execution.executor import session_open
+
+    is_initialized = getattr(sys.modules.get("ray"), "is_initialized", None)
+    return session_open() or (is_initialized is not None and bool(is_initialized()))
 
 
 @contextmanager

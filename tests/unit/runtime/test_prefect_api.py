@@ -20,6 +20,7 @@ from pipeline.util.procfs import cmdline
 
 @pytest.fixture
 def prefect_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    prefect_api.stop()  # an in-process run of an earlier test in this worker may have one
     for key in ("PREFECT_API_URL", "PREFECT_API_DATABASE_CONNECTION_URL",
                 "PREFECT_SERVER_DATABASE_CONNECTION_URL"):
         monkeypatch.delenv(key, raising=False)

@@ -177,3 +177,34 @@ def test_check_reads_committed_objects_and_names_a_damaged_one(
     count, damaged = check_warehouse(s3_warehouse)
     assert [d.path for d in damaged] == [f"{s3_warehouse}/{key}"]
     assert leftover_paths(s3_warehouse) == []
+
+
+def test_threads_reading_one_file_each_get_their_own_bytes(s3_warehouse: S3Location) -> None:
+    """DuckDB reads a Parquet object from several threads through one file object, each as
+    seek then read: with a shared position another thread's seek landed in between and DuckDB
+    failed with "don't know what type" (or decoded the wrong bytes)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from warehouse.location import client, duckdb_filesystem
+
+    content = bytes(range(256)) * 4096  # 1 MiB: every offset's byte is offset % 256
+    key = f"{s3_warehouse.prefix}/probe.bin"
+    client().put_object(Bucket=s3_warehouse.bucket, Key=key, Body=content)
+    handle = duckdb_filesystem().open(s3_warehouse.path("probe.bin"), "rb")
+
+    def reads(worker: int) -> list[bool]:
+        outcomes = []
+        for step in range(60):
+            offset = (worker * 7919 + step * 104729) % (len(content) - 4096)
+            handle.seek(offset)
+            time.sleep(0)  # another thread's turn, as DuckDB's threads (outside the GIL) take it
+            outcomes.append(handle.read(4096) == content[offset:offset + 4096])
+        return outcomes
+
+    with ThreadPoolExecutor(8) as pool:
+        results = [ok for outcome in pool.map(reads, range(8)) for ok in outcome]
+    assert len(results) == 480 and all(results)
+    handle.seek(-10, 2)
+    assert handle.tell() == len(content) - 10 and handle.read() == content[-10:]
+    handle.close()

@@ -1,0 +1,27 @@
+"""Whether the driver is connected to a Ray already (pipeline.sweep.stages.ray_connected), asked
+while a local Ray starting early (pipeline.runtime.local_ray) may still be importing ``ray`` in
+another thread."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from pipeline.sweep.stages import ray_connected
+
+
+def test_a_ray_module_still_half_imported_is_not_a_connection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A module in sys.modules before its body has run: no is_initialized yet (a cold run's
+    # early Ray thread mid-import crashed the run with "partially initialized module 'ray'").
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
+    assert ray_connected() is False
+
+
+def test_a_callers_own_ray_init_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    joined = types.ModuleType("ray")
+    joined.is_initialized = lambda: True  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", joined)
+    assert ray_connected() is True
