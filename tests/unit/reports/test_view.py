@@ -280,7 +280,7 @@ def test_a_running_sweeps_progress_advances_on_the_page(
 
 @pytest.mark.slow  # a real headless Chromium
 def test_the_trends_page_attributes_the_regression_to_the_prompt_hash(
-        site: Viewer, browser: Browser) -> None:
+        site: Viewer, browser: Browser, options: ViewOptions) -> None:
     browser.open_url(site.origin + "trends?since=99999d")
     browser.wait_for("document.body.dataset.loaded === '1'")
     row = browser.evaluate("document.querySelector('table.regressions tr[data-scenario=BREAKS]')"
@@ -307,6 +307,7 @@ def test_the_trends_page_attributes_the_regression_to_the_prompt_hash(
     squares = browser.evaluate("Array.from(document.querySelectorAll('.strip .sq'))"
                                ".map(function(s){return [s.textContent, s.dataset.rate];})")
     assert squares and all(s[0] == {"1": "✓", "0": "✗"}.get(s[1], "◐") for s in squares)
+    browser.screenshot(options.root.parent / "trend.png")
 
 
 @pytest.mark.slow  # a real headless Chromium

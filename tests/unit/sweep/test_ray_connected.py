@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+from pipeline.execution import executor
 from pipeline.sweep.stages import ray_connected
 
 
@@ -17,6 +18,7 @@ def test_a_ray_module_still_half_imported_is_not_a_connection(
     # A module in sys.modules before its body has run: no is_initialized yet (a cold run's
     # early Ray thread mid-import crashed the run with "partially initialized module 'ray'").
     monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
+    monkeypatch.setattr(executor, "_sessions_open", 0)  # another test's session in this worker
     assert ray_connected() is False
 
 
@@ -24,4 +26,5 @@ def test_a_callers_own_ray_init_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     joined = types.ModuleType("ray")
     joined.is_initialized = lambda: True  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray", joined)
+    monkeypatch.setattr(executor, "_sessions_open", 0)
     assert ray_connected() is True
