@@ -107,7 +107,6 @@ def _forget() -> None:
     request of a fresh ``agentsweep view`` does."""
     with query._shared_lock:
         query._shared_connections.clear()
-        query._with_trends.clear()
     view_data._runs_rows.clear()  # the index's rows, kept while the files stay the same
 
 

@@ -298,7 +298,14 @@ def main() -> None:
                         "(moto, from the dev lock)")
     parser.add_argument("--home", type=Path, help="Keep the synthetic home here (default: a "
                         "temporary folder, removed at the end).")
+    parser.add_argument("--reuse", action="store_true", help="Time the warehouse a previous "
+                        "run left in --home (compacted) again: no generation, no 'before'.")
     args = parser.parse_args()
+    if args.reuse:
+        if args.home is None or not (args.home / "warehouse").is_dir():
+            parser.error("--reuse needs --home HOME holding a warehouse this benchmark made")
+        again(args.home, args.s3)
+        return
     REPEAT = args.repeat
     home = args.home or Path(tempfile.mkdtemp(prefix="agentsweep-scale-"))
     root = home / "warehouse"
@@ -321,6 +328,22 @@ def main() -> None:
     finally:
         if args.home is None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def again(home: Path, s3: bool) -> None:
+    """``--reuse``: the commands timed again over the warehouse a previous run left."""
+    root = home / "warehouse"
+    run = max(((p.parent.name.removeprefix("run_id="), p.stat().st_size)
+               for p in root.glob("trials/run_id=*/*.parquet")), key=lambda x: x[1])[0]
+    after = measure(home, run)
+    load = os.getloadavg()
+    print(f"\n{files(root)} files; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+          f"{os.cpu_count()} cpus; median of {REPEAT} runs; report run {run}")
+    print(f"{'command (wall, s)':42} {'agentsweep':>10} {'duckdb':>8}")
+    for name, (cli, duck) in after.items():
+        print(f"{name:42} {cli:10.2f} {'' if duck is None else f'{duck:.2f}':>8}")
+    if s3:
+        _print_s3(on_s3(home, run), after)
 
 
 def on_s3(home: Path, run: str) -> dict[str, tuple[float, float | None]]:

@@ -10,7 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pyarrow as pa
 from warehouse.location import Root, S3Location, duckdb_filesystem
 from warehouse.objectstore import committed_parts
 from warehouse.schema import TABLES
+from warehouse.view_plan import ViewStatement, needed, plan_views
 from warehouse.writer import WarehouseError, table_dir, validate_run_id
 
 
@@ -42,6 +43,8 @@ VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2")
 VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 """Their text, read when this module is imported: a process keeps the views that match the
 schema it loaded, even if the files change under a long run (an upgrade mid-sweep)."""
+VIEW_PLAN = plan_views(VIEWS_SQL, [f"{name}_all" for name in TABLES])
+"""Their statements, each with the views it reads: a connection creates those its SQL needs."""
 TRENDS_SQL = sql_text("trends")
 """The trends across runs (``cell_history``, ``regression_attribution`` and their macros),
 created on a connection only for SQL that names them: each of its objects binds the trials'
@@ -80,8 +83,8 @@ def reads_trends(sql: str) -> bool:
 
 
 def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
-            sources: dict[str, list[str]] | None = None, trends: bool = False
-            ) -> duckdb.DuckDBPyConnection:
+            sources: dict[str, list[str]] | None = None, trends: bool = False,
+            for_sql: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
     ``locked``: for SQL a person types. DuckDB's own settings then hold it inside the warehouse:
@@ -89,8 +92,28 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
     ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
     another run's files). ``sources``: every table's files to read, when the caller has listed
-    them already (``_cursor``). ``trends``: the trends' views and macros too (``TRENDS_SQL``)."""
+    them already (``_cursor``). ``trends``: the trends' views and macros too (``TRENDS_SQL``).
+    ``for_sql``: only the views this SQL needs (``warehouse.view_plan``); None: every view."""
+    con = _raw_views(root, runs, sources)
+    _create(con, _needed_views(for_sql, trends), set())
+    if trends:
+        con.execute(TRENDS_SQL)
+    if locked:
+        for setting in ("SET autoinstall_known_extensions = false",
+                        "SET autoload_known_extensions = false",
+                        f"SET allowed_directories = [{_quote(_allowed_prefix(root))}]",
+                        "SET enable_external_access = false",
+                        "SET lock_configuration = true"):
+            con.execute(setting)
+    return con
+
+
+def _raw_views(root: Root, runs: Sequence[str] | None,
+               sources: dict[str, list[str]] | None) -> duckdb.DuckDBPyConnection:
+    """A connection with the raw ``*_all`` views over the files (``connect``)."""
     con = duckdb.connect(":memory:")
+    # The footers are read once per file, not again for each view that binds over them.
+    con.execute("SET parquet_metadata_cache = true")
     if isinstance(root, S3Location):
         con.register_filesystem(duckdb_filesystem())
         sources = _object_sources(root, runs) if sources is None else sources
@@ -110,18 +133,20 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
             )
         else:
             con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
-    for views in VIEWS_SQL:
-        con.execute(views)
-    if trends:
-        con.execute(TRENDS_SQL)
-    if locked:
-        for setting in ("SET autoinstall_known_extensions = false",
-                        "SET autoload_known_extensions = false",
-                        f"SET allowed_directories = [{_quote(_allowed_prefix(root))}]",
-                        "SET enable_external_access = false",
-                        "SET lock_configuration = true"):
-            con.execute(setting)
     return con
+
+
+def _needed_views(sql: str | None, trends: bool) -> list[ViewStatement]:
+    return needed(VIEW_PLAN, None if sql is None else sql + ("\n" + TRENDS_SQL if trends else ""))
+
+
+def _create(con: duckdb.DuckDBPyConnection, statements: list[ViewStatement],
+            created: set[int]) -> None:
+    """Run the ``statements`` not in ``created`` (indexes into ``VIEW_PLAN``), and note them."""
+    for statement in statements:
+        if statement.index not in created:
+            con.execute(statement.text)
+            created.add(statement.index)
 
 
 @dataclass(frozen=True)
@@ -139,15 +164,15 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 
 @contextmanager
 def trusted_connection(root: Root, params: dict[str, Any] | None = None,
-                       all_runs: bool = False, trends: bool = False
-                       ) -> Iterator[duckdb.DuckDBPyConnection]:
+                       all_runs: bool = False, trends: bool = False,
+                       for_sql: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection for our own SQL (trusted), closed after the block. Scoped to the runs the
     parameters name unless ``all_runs`` (a query that looks across runs, e.g. for a baseline);
-    with the trends' objects when ``trends``; an unreadable file is a WarehouseError naming
-    it."""
+    with the trends' objects when ``trends``; with the views ``for_sql`` needs (None: every
+    view); an unreadable file is a WarehouseError naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = _cursor(root, None if all_runs else scoped or None, trends)
+        con = _cursor(root, None if all_runs else scoped or None, trends, for_sql)
         try:
             yield con
         finally:
@@ -161,10 +186,26 @@ def trusted_connection(root: Root, params: dict[str, Any] | None = None,
 
 
 _SHARED_SIZE = 4
-_shared_connections: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
+
+
+@dataclass
+class _Shared:
+    """A trusted database shared by the blocks that read the same files, and what of the
+    views' SQL it has run (each block adds what its SQL needs)."""
+
+    con: duckdb.DuckDBPyConnection
+    created: set[int] = field(default_factory=set)
+    trends: bool = False
+
+    def extend(self, for_sql: str | None, trends: bool) -> None:
+        _create(self.con, _needed_views(for_sql, trends), self.created)
+        if trends and not self.trends:
+            self.con.execute(TRENDS_SQL)
+            self.trends = True
+
+
+_shared_connections: OrderedDict[tuple[object, ...], _Shared] = OrderedDict()
 _shared_lock = threading.Lock()
-_with_trends: set[tuple[object, ...]] = set()
-"""The shared databases whose trends' objects were created."""
 
 
 def files_of(root: Root, runs: Sequence[str] | None = None) -> tuple[object, ...]:
@@ -190,8 +231,8 @@ def _objects_of(root: S3Location, runs: Sequence[str] | None,
             *((name, p) for name in TABLES for p in sources[name]))
 
 
-def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False
-            ) -> duckdb.DuckDBPyConnection:
+def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
+            for_sql: str | None = None) -> duckdb.DuckDBPyConnection:
     """A cursor of the trusted database of these files, built once per set of files and
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
@@ -203,27 +244,29 @@ def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False
     else:
         key = files_of(root, runs)
     with _shared_lock:
-        con = _shared_connections.get(key)
-        if con is not None:
+        shared = _shared_connections.get(key)
+        if shared is not None:
             _shared_connections.move_to_end(key)
-            if trends and key not in _with_trends:
-                con.execute(TRENDS_SQL)
-                _with_trends.add(key)
-            return con.cursor()
-    con = connect(root, runs=runs, sources=sources, trends=trends)
+            shared.extend(for_sql, trends)
+            return shared.con.cursor()
+    shared = _Shared(_raw_views(root, runs, sources))
+    shared.extend(for_sql, trends)
     with _shared_lock:
-        _shared_connections[key] = con
-        if trends:
-            _with_trends.add(key)
+        if key in _shared_connections:  # another thread built it meanwhile: use theirs
+            theirs = _shared_connections[key]
+            theirs.extend(for_sql, trends)
+            shared.con.close()
+            return theirs.con.cursor()
+        _shared_connections[key] = shared
         while len(_shared_connections) > _SHARED_SIZE:  # an open cursor keeps its database
-            _with_trends.discard(_shared_connections.popitem(last=False)[0])
-        return con.cursor()
+            _shared_connections.popitem(last=False)
+        return shared.con.cursor()
 
 
 def run_sql(root: Root, sql: str, params: dict[str, Any] | None = None,
             all_runs: bool = False) -> QueryResult:
     """Our own SQL (trusted), on a ``trusted_connection``."""
-    with trusted_connection(root, params, all_runs, reads_trends(sql)) as con:
+    with trusted_connection(root, params, all_runs, reads_trends(sql), sql) as con:
         cursor = con.execute(sql, params or {})
         columns = [d[0] for d in cursor.description or []]
         return QueryResult(columns, cursor.fetchall())
@@ -235,7 +278,7 @@ QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 def run_user_sql(root: Root, sql: str) -> QueryResult:
     """Ad-hoc SQL, read-only: every statement must be a query (DuckDB parses it; a COPY,
     ATTACH, INSTALL, SET, CREATE... is refused before anything runs), on a locked connection."""
-    con = connect(root, locked=True, trends=reads_trends(sql))
+    con = connect(root, locked=True, trends=reads_trends(sql), for_sql=sql)
     try:
         statements = con.extract_statements(sql)
         for statement in statements:

@@ -1,0 +1,74 @@
+"""A connection creates only the views its SQL needs (warehouse.view_plan): every view still
+answers as it does with all of them created, a query that names none binds none, and a query
+that reads the catalog sees every view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from unit.warehouse.test_compact import _warehouse
+
+from warehouse.query import VIEW_PLAN, connect, run_sql, run_user_sql
+
+VIEWS = sorted({s.name for s in VIEW_PLAN if s.name and not s.name.startswith("_")})
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("plan") / "warehouse"
+    _warehouse(root, batches=2)
+    return root
+
+
+def _views_of(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    return {name for (name,) in rows}
+
+
+def test_the_plan_names_the_views_of_the_sql_files() -> None:
+    assert {"trials", "events", "checks", "runs", "trial_outcomes", "failure_map",
+            "tau2_rewards", "judge_pass_rates"} <= set(VIEWS)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_answers_alone_as_it_does_among_all(root: Path, view: str) -> None:
+    sql = f"SELECT count(*) FROM {view}"
+    alone = connect(root, for_sql=sql)
+    every = connect(root)
+    try:
+        assert alone.execute(sql).fetchall() == every.execute(sql).fetchall()
+        assert len(_views_of(alone)) < len(_views_of(every))  # it did not create them all
+    finally:
+        alone.close()
+        every.close()
+
+
+def test_sql_that_names_no_view_binds_none(root: Path) -> None:
+    con = connect(root, for_sql="SELECT 1")
+    try:
+        assert all(name.endswith("_all") for name in _views_of(con))
+    finally:
+        con.close()
+
+
+def test_a_query_of_the_catalog_sees_every_view(root: Path) -> None:
+    shown = {name for (name,) in run_user_sql(root, "SHOW TABLES").rows}
+    assert set(VIEWS) <= shown
+    listed = {name for (name,) in run_user_sql(
+        root, "SELECT view_name FROM duckdb_views() WHERE NOT internal").rows}
+    assert set(VIEWS) <= listed
+
+
+def test_a_dash_dash_in_a_string_hides_no_view(root: Path) -> None:
+    result = run_user_sql(root, "SELECT '--', count(*) FROM trials")
+    assert result.rows == [("--", 8)]
+
+
+def test_a_shared_database_adds_the_views_each_query_needs(root: Path) -> None:
+    """Trusted SQL shares a database per set of files: a later query that needs views the
+    first did not create still finds them."""
+    assert run_sql(root, "SELECT count(*) FROM trials", all_runs=True).rows == [(8,)]
+    assert run_sql(root, "SELECT count(*) FROM trial_outcomes", all_runs=True).rows == [(8,)]
+    assert run_sql(root, "SELECT count(*) FROM failure_map", all_runs=True).rows == [(0,)]
