@@ -21,7 +21,7 @@ import pyarrow as pa
 from warehouse.location import Root, S3Location, duckdb_filesystem
 from warehouse.objectstore import committed_parts
 from warehouse.schema import TABLES
-from warehouse.view_plan import ViewStatement, needed, plan_views
+from warehouse.view_plan import needed, plan_views, wanted
 from warehouse.writer import WarehouseError, table_dir, validate_run_id
 
 
@@ -94,8 +94,9 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     another run's files). ``sources``: every table's files to read, when the caller has listed
     them already (``_cursor``). ``trends``: the trends' views and macros too (``TRENDS_SQL``).
     ``for_sql``: only the views this SQL needs (``warehouse.view_plan``); None: every view."""
-    con = _raw_views(root, runs, sources)
-    _create(con, _needed_views(for_sql, trends), set())
+    names = _wanted(for_sql, trends)
+    con = _database(root)
+    _create(con, names, _sources(root, runs, sources), set())
     if trends:
         con.execute(TRENDS_SQL)
     if locked:
@@ -108,18 +109,36 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     return con
 
 
-def _raw_views(root: Root, runs: Sequence[str] | None,
-               sources: dict[str, list[str]] | None) -> duckdb.DuckDBPyConnection:
-    """A connection with the raw ``*_all`` views over the files (``connect``)."""
+def _database(root: Root) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:")
     # The footers are read once per file, not again for each view that binds over them.
     con.execute("SET parquet_metadata_cache = true")
     if isinstance(root, S3Location):
         con.register_filesystem(duckdb_filesystem())
-        sources = _object_sources(root, runs) if sources is None else sources
-    elif sources is None:
-        sources = _local_sources(root, runs)
+    return con
+
+
+def _sources(root: Root, runs: Sequence[str] | None,
+             sources: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    if sources is not None:
+        return sources
+    if isinstance(root, S3Location):
+        return _object_sources(root, runs)
+    return _local_sources(root, runs)
+
+
+def _wanted(sql: str | None, trends: bool) -> frozenset[str] | None:
+    return wanted(VIEW_PLAN, None if sql is None else sql + ("\n" + TRENDS_SQL if trends else ""))
+
+
+def _create(con: duckdb.DuckDBPyConnection, names: frozenset[str] | None,
+            sources: dict[str, list[str]], created: set[str]) -> None:
+    """Create the raw ``*_all`` views and the views of ``VIEW_PLAN`` that ``names`` needs
+    (None: all) and ``created`` does not hold yet, and note them there."""
     for name, table in TABLES.items():
+        raw = f"{name}_all"
+        if raw in created or (names is not None and raw not in names):
+            continue
         patterns = [_quote(p) for p in sources[name]]
         # A table, not a registered scan: a cursor of this connection sees it (_cursor).
         con.register("_empty_arrow", table.arrow_schema().empty_table())
@@ -127,26 +146,18 @@ def _raw_views(root: Root, runs: Sequence[str] | None,
         con.unregister("_empty_arrow")
         if patterns:  # files of older schema versions lack newer columns: those read as NULL
             con.execute(
-                f"CREATE VIEW {name}_all AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
+                f"CREATE VIEW {raw} AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
                 f"union_by_name = true, hive_partitioning = false) "
                 f"UNION ALL BY NAME SELECT * FROM _{name}_empty"
             )
         else:
-            con.execute(f"CREATE VIEW {name}_all AS SELECT * FROM _{name}_empty")
-    return con
-
-
-def _needed_views(sql: str | None, trends: bool) -> list[ViewStatement]:
-    return needed(VIEW_PLAN, None if sql is None else sql + ("\n" + TRENDS_SQL if trends else ""))
-
-
-def _create(con: duckdb.DuckDBPyConnection, statements: list[ViewStatement],
-            created: set[int]) -> None:
-    """Run the ``statements`` not in ``created`` (indexes into ``VIEW_PLAN``), and note them."""
-    for statement in statements:
-        if statement.index not in created:
+            con.execute(f"CREATE VIEW {raw} AS SELECT * FROM _{name}_empty")
+        created.add(raw)
+    for statement in needed(VIEW_PLAN, names):
+        key = f"#{statement.index}"
+        if key not in created:
             con.execute(statement.text)
-            created.add(statement.index)
+            created.add(key)
 
 
 @dataclass(frozen=True)
@@ -191,14 +202,15 @@ _SHARED_SIZE = 4
 @dataclass
 class _Shared:
     """A trusted database shared by the blocks that read the same files, and what of the
-    views' SQL it has run (each block adds what its SQL needs)."""
+    views it has created (each block adds what its SQL needs)."""
 
     con: duckdb.DuckDBPyConnection
-    created: set[int] = field(default_factory=set)
+    sources: dict[str, list[str]]
+    created: set[str] = field(default_factory=set)
     trends: bool = False
 
     def extend(self, for_sql: str | None, trends: bool) -> None:
-        _create(self.con, _needed_views(for_sql, trends), self.created)
+        _create(self.con, _wanted(for_sql, trends), self.sources, self.created)
         if trends and not self.trends:
             self.con.execute(TRENDS_SQL)
             self.trends = True
@@ -249,7 +261,7 @@ def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
             _shared_connections.move_to_end(key)
             shared.extend(for_sql, trends)
             return shared.con.cursor()
-    shared = _Shared(_raw_views(root, runs, sources))
+    shared = _Shared(_database(root), _sources(root, runs, sources))
     shared.extend(for_sql, trends)
     with _shared_lock:
         if key in _shared_connections:  # another thread built it meanwhile: use theirs

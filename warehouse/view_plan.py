@@ -57,13 +57,18 @@ def plan_views(scripts: Sequence[str], base_names: Iterable[str]) -> tuple[ViewS
                  for index, (name, text) in enumerate(zip(created, statements, strict=True)))
 
 
-def needed(plan: Sequence[ViewStatement], sql: str | None) -> list[ViewStatement]:
-    """The statements to run, in order, for a connection that runs ``sql`` (None, or a query
-    that reads the catalog: all of them)."""
+def wanted(plan: Sequence[ViewStatement], sql: str | None) -> frozenset[str] | None:
+    """Every name of ``plan`` (and of the objects before it) a connection that runs ``sql``
+    needs; None: every one (no SQL given, or a query that reads the catalog)."""
     if sql is None or _CATALOG.search(sql):
-        return list(plan)
-    wanted = set(words(sql))
+        return None
+    names = set(words(sql))
     for statement in reversed(plan):  # a statement reads only what earlier ones created
-        if statement.name is None or statement.name in wanted:
-            wanted |= statement.uses
-    return [s for s in plan if s.name is None or s.name in wanted]
+        if statement.name is None or statement.name in names:
+            names |= statement.uses
+    return frozenset(names)
+
+
+def needed(plan: Sequence[ViewStatement], names: frozenset[str] | None) -> list[ViewStatement]:
+    """The statements to run, in order, for the ``names`` of ``wanted`` (None: all)."""
+    return [s for s in plan if names is None or s.name is None or s.name in names]

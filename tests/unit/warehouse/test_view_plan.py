@@ -48,7 +48,7 @@ def test_each_view_answers_alone_as_it_does_among_all(root: Path, view: str) -> 
 def test_sql_that_names_no_view_binds_none(root: Path) -> None:
     con = connect(root, for_sql="SELECT 1")
     try:
-        assert all(name.endswith("_all") for name in _views_of(con))
+        assert _views_of(con) == set()  # not even the raw views over the files
     finally:
         con.close()
 
@@ -59,6 +59,15 @@ def test_a_query_of_the_catalog_sees_every_view(root: Path) -> None:
     listed = {name for (name,) in run_user_sql(
         root, "SELECT view_name FROM duckdb_views() WHERE NOT internal").rows}
     assert set(VIEWS) <= listed
+
+
+def test_a_query_of_a_raw_table_gets_only_that_table(root: Path) -> None:
+    con = connect(root, for_sql="SELECT count(*) FROM events_all")
+    try:
+        assert _views_of(con) == {"events_all"}
+        assert con.execute("SELECT count(*) FROM events_all").fetchall() == [(24,)]
+    finally:
+        con.close()
 
 
 def test_a_dash_dash_in_a_string_hides_no_view(root: Path) -> None:
