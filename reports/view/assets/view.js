@@ -383,7 +383,7 @@
       var t = add(app, el("table", "grid side"));
       t.style.setProperty("--sides", String(sides.length));
       var head = add(add(t, el("thead")), el("tr"));
-      add(head, el("th", null, "turn"));
+      add(head, el("th", "turn", "turn"));
       sides.forEach(function (s) {
         var th = add(head, el("th", "side-head"));
         add(th, el("div", null, sideTitle(s)));
