@@ -41,6 +41,7 @@ from conftest import MEETING_SUITE
 
 from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY
 from pipeline.runtime.stack import session_pids
+from warehouse.location import S3Location
 
 BIN = Path(sys.executable).parent
 HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
@@ -231,9 +232,12 @@ def short_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+def _agentsweep(home: Path, trace: Path | None, *args: str,
+                warehouse: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
     env["AGENTSWEEP_HOME"] = str(home)
+    if warehouse is not None:
+        env["AGENTSWEEP_WAREHOUSE"] = warehouse
     command = [str(BIN / "agentsweep"), *args]
     if trace is not None:
         command = [str(STRACE), "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-o",
@@ -243,19 +247,24 @@ def _agentsweep(home: Path, trace: Path | None, *args: str) -> subprocess.Comple
 
 
 @pytest.mark.slow
-def test_a_sweep_spreads_over_both_nodes_on_loopback_only(short_root: Path) -> None:
+def test_a_sweep_spreads_over_both_nodes_on_loopback_only(
+        short_root: Path, s3_warehouse: S3Location) -> None:
+    """The driver writes to a warehouse on the loopback S3 server (moto), as a driver on a
+    cluster would to a bucket; the nodes never touch it."""
     home = short_root / "home"
     trace = short_root / "driver.strace" if STRACE else None
+    bucket = str(s3_warehouse)
     with two_node_cluster(short_root) as cluster:
         run = _agentsweep(home, trace, "run", "--ray-address", cluster.address,
                           "--suite", str(MEETING_SUITE), "--memory-mode", "chat",
-                          "--repeats", "2", "--run-id", "multi")
+                          "--repeats", "2", "--run-id", "multi", warehouse=bucket)
     assert run.returncode == 0, run.stdout + run.stderr
+    assert not (home / "warehouse").exists()  # every row went to the bucket
     sql = _agentsweep(home, None, "sql", "--format", "csv",
                       "select count(distinct node_id), count(*), "
                       "count(*) filter (where status = 'complete'), "
                       "(select any_value(ray_address) from runs where run_id = 'multi') "
-                      "from trials where run_id = 'multi'")
+                      "from trials where run_id = 'multi'", warehouse=bucket)
     assert sql.returncode == 0, sql.stderr
     nodes, trials, complete, address = list(csv.reader(io.StringIO(sql.stdout)))[1]
     assert address == cluster.address
