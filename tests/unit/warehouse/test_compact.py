@@ -90,6 +90,28 @@ def test_rows_are_the_same_and_files_fewer(tmp_path: Path) -> None:
     assert check_warehouse(tmp_path) == (4, []) and leftover_paths(tmp_path) == []
 
 
+def test_a_run_of_ten_thousand_trials_compacts_to_a_handful_of_files_per_table(
+        tmp_path: Path) -> None:
+    """The issue's size: 10,000 trials written in 50 batches (a sweep's cadence), compacted:
+    every row and every view's answer the same, a file or so per table, the check clean."""
+    writer = WarehouseWriter(tmp_path, RUN)
+    for b in range(50):
+        writer.write_batch(_batch(b * 200, 200))
+    before, views = _rows(tmp_path), _views(tmp_path)
+    by_cell = run_sql(tmp_path, "SELECT scenario_id, model, count(*), count(*) FILTER "
+                      "(WHERE passed) FROM trials GROUP BY ALL ORDER BY ALL", all_runs=True).rows
+    assert views == [(10_000, 30_000, 20_000, 10_000)] and _files(tmp_path) == 200
+    compact_run(tmp_path, RUN)
+    assert _rows(tmp_path) == before and _views(tmp_path) == views
+    assert run_sql(tmp_path, "SELECT scenario_id, model, count(*), count(*) FILTER "
+                   "(WHERE passed) FROM trials GROUP BY ALL ORDER BY ALL",
+                   all_runs=True).rows == by_cell
+    per_table = {name: len(list((tmp_path / name / f"run_id={RUN}").glob("*.parquet")))
+                 for name in ("trials", "events", "checks", "attempts")}
+    assert all(1 <= count <= 3 for count in per_table.values()), per_table
+    assert check_warehouse(tmp_path) == (sum(per_table.values()), [])
+
+
 def test_compacted_files_are_sorted_by_cell_and_keep_each_trials_order(tmp_path: Path) -> None:
     _warehouse(tmp_path)
     compact_run(tmp_path, RUN)
