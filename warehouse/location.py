@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -123,98 +122,9 @@ def client() -> Any:
     return _client(endpoint_url(), region())
 
 
-@cache
-def _wrapper() -> type[ArrowFSWrapper]:
-    from fsspec.implementations.arrow import ArrowFSWrapper
-
-    class WarehouseFS(ArrowFSWrapper):  # type: ignore[misc]
-        """pyarrow's S3 file system as fsspec, under ``PROTOCOL`` (paths ``bucket/key``)."""
-
-        protocol = PROTOCOL
-
-        @classmethod
-        def _strip_protocol(cls, path: Any) -> Any:
-            return str(path).removeprefix(f"{PROTOCOL}://")
-
-        def _open(self, path: str, mode: str = "rb", block_size: int | None = None,
-                  seekable: bool = True, **kwargs: Any) -> Any:
-            if mode == "rb" and seekable:
-                return PositionalFile(self.fs.open_input_file(path), path)
-            return super()._open(path, mode, block_size, seekable, **kwargs)
-
-    return WarehouseFS
-
-
-class PositionalFile:
-    """A file read by DuckDB through fsspec, safe for its reading threads.
-
-    DuckDB reads one Parquet file from several threads through the same file object, each
-    read as ``seek(offset)`` then ``read(n)``; pyarrow releases the interpreter lock while it
-    reads, so with one shared position another thread's seek lands in between and a read
-    returns bytes from elsewhere in the file (DuckDB then fails with "don't know what type",
-    or worse, decodes the wrong bytes). Here each thread has its own position and every read
-    is pyarrow's ``read_at`` (a ranged read, thread-safe), so no thread moves another's."""
-
-    def __init__(self, source: Any, path: str) -> None:
-        self._source = source
-        self._size: int = source.size()
-        self._position = threading.local()
-        self.path = path
-        self.mode = "rb"
-
-    def _at(self) -> int:
-        return int(getattr(self._position, "at", 0))
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self._at(), 2: self._size}[whence]
-        at = max(0, base + offset)
-        self._position.at = at
-        return at
-
-    def tell(self) -> int:
-        return self._at()
-
-    def read(self, size: int = -1) -> bytes:
-        at = self._at()
-        count = self._size - at if size is None or size < 0 else min(size, self._size - at)
-        if count <= 0:
-            return b""
-        data = bytes(self._source.read_at(count, at))  # bytes in pyarrow 26, a Buffer before
-        self._position.at = at + len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(memoryview(buffer)))
-        memoryview(buffer)[:len(data)] = data
-        return len(data)
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    @property
-    def closed(self) -> bool:
-        return bool(self._source.closed)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self._source.close()
-
-    def __enter__(self) -> PositionalFile:
-        return self
-
-    def __exit__(self, *args: object) -> None:
-        self.close()
-
-
 def duckdb_filesystem() -> ArrowFSWrapper:
-    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``."""
-    return _wrapper()(filesystem())
+    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``
+    (``warehouse.object_reads``)."""
+    from warehouse.object_reads import reader_class
+
+    return reader_class()(filesystem())

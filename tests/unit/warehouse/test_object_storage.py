@@ -208,3 +208,51 @@ def test_threads_reading_one_file_each_get_their_own_bytes(s3_warehouse: S3Locat
     handle.seek(-10, 2)
     assert handle.tell() == len(content) - 10 and handle.read() == content[-10:]
     handle.close()
+
+
+def test_a_part_is_asked_about_once_and_its_footer_fetched_once(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB asks exists, info twice, modified and opens each file (a HEAD each), then reads
+    the footer, for every view that binds and every scan: at 1M trials ~3,000 requests for
+    180 files. A part never changes, so one suffix-range GET answers its size, time and
+    footer for the process's life; a later query requests only the column chunks it reads."""
+    from warehouse.location import client
+    from warehouse.object_reads import FACTS
+
+    out = WarehouseWriter(s3_warehouse, RUN)
+    for first in (0, 4, 8):
+        out.write_batch(_batch(first, 4))
+    parts = committed_parts(s3_warehouse)["trials"]
+    s3 = client()
+    requests: list[str] = []
+    real_get, real_head = s3.get_object, s3.head_object
+
+    def get_object(**kwargs: Any) -> Any:
+        requests.append(f"GET {kwargs['Key']} {kwargs.get('Range')}")
+        return real_get(**kwargs)
+
+    def head_object(**kwargs: Any) -> Any:
+        requests.append(f"HEAD {kwargs['Key']}")
+        return real_head(**kwargs)
+
+    monkeypatch.setattr(s3, "get_object", get_object)
+    monkeypatch.setattr(s3, "head_object", head_object)
+    FACTS.forget()
+    query = "SELECT count(*), count(DISTINCT trial_id) FROM trials_all"
+    expected = [(12, 12)]
+    assert run_user_sql(s3_warehouse, query).rows == expected
+    first = [r for r in requests if "trials/" in r]
+    suffix = [r for r in first if r.endswith("bytes=-65536")]
+    assert sorted(r.split()[1] for r in suffix) == sorted(s3_warehouse.key(p) for p in parts)
+    requests.clear()
+    assert run_user_sql(s3_warehouse, query).rows == expected  # a new connection, same parts
+    again = [r for r in requests if "trials/" in r]
+    assert not any(r.endswith("bytes=-65536") for r in again)  # no info, no footer again
+    assert len(again) <= len(parts)  # at most the column chunks, one range per part here
+
+
+def test_a_missing_part_is_file_not_found(s3_warehouse: S3Location) -> None:
+    from warehouse.location import duckdb_filesystem
+
+    with pytest.raises(FileNotFoundError):
+        duckdb_filesystem().info(s3_warehouse.path("trials/run_id=r/part-none.parquet"))
