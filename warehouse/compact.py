@@ -61,7 +61,8 @@ import pyarrow as pa
 
 from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
-from warehouse.location import Root, S3Location, duckdb_filesystem
+from warehouse.location import Root, S3Location
+from warehouse.object_reads import duckdb_filesystem
 from warehouse.objectstore import (
     commit_replacement,
     committed_parts,

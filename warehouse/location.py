@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
-    from fsspec.implementations.arrow import ArrowFSWrapper
 
 PROTOCOL = "agentsweep-s3"
 """The protocol DuckDB reads warehouse objects under (``agentsweep-s3://bucket/key``)."""
@@ -120,11 +119,3 @@ def _client(endpoint: str | None, region_name: str | None) -> Any:
 def client() -> Any:
     """A boto3 S3 client for the current AWS settings (thread-safe; one per endpoint/region)."""
     return _client(endpoint_url(), region())
-
-
-def duckdb_filesystem() -> ArrowFSWrapper:
-    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``
-    (``warehouse.object_reads``)."""
-    from warehouse.object_reads import reader_class
-
-    return reader_class()(filesystem())

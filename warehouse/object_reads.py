@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from warehouse.location import PROTOCOL
+from warehouse.location import PROTOCOL, client, filesystem
 
 if TYPE_CHECKING:
     from fsspec.implementations.arrow import ArrowFSWrapper
@@ -176,8 +176,6 @@ class RangedObject:
     for the size it is then told again)."""
 
     def __init__(self, path: str) -> None:
-        from warehouse.location import client
-
         self._bucket, self._key = path.split("/", 1)
         self._client = client()
         self.closed = False
@@ -196,8 +194,6 @@ def _info_with_tail(path: str) -> dict[str, Any] | None:
     size in ``Content-Range``), both kept in ``FACTS``; None when the object answers no
     suffix range (an empty one), FileNotFoundError when there is none."""
     from botocore.exceptions import ClientError
-
-    from warehouse.location import client
 
     bucket, key = path.split("/", 1)
     try:
@@ -257,3 +253,8 @@ def reader_class() -> type[ArrowFSWrapper]:
             return super()._open(path, mode, block_size, seekable, **kwargs)
 
     return WarehouseFS
+
+
+def duckdb_filesystem() -> ArrowFSWrapper:
+    """The S3 file system as fsspec, for ``DuckDBPyConnection.register_filesystem``."""
+    return reader_class()(filesystem())

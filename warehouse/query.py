@@ -18,7 +18,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse.location import Root, S3Location, duckdb_filesystem
+from warehouse.location import Root, S3Location
+from warehouse.object_reads import duckdb_filesystem
 from warehouse.objectstore import committed_parts
 from warehouse.schema import TABLES
 from warehouse.view_plan import needed, plan_views, wanted

@@ -186,7 +186,8 @@ def test_threads_reading_one_file_each_get_their_own_bytes(s3_warehouse: S3Locat
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from warehouse.location import client, duckdb_filesystem
+    from warehouse.location import client
+    from warehouse.object_reads import duckdb_filesystem
 
     content = bytes(range(256)) * 4096  # 1 MiB: every offset's byte is offset % 256
     key = f"{s3_warehouse.prefix}/probe.bin"
@@ -252,7 +253,7 @@ def test_a_part_is_asked_about_once_and_its_footer_fetched_once(
 
 
 def test_a_missing_part_is_file_not_found(s3_warehouse: S3Location) -> None:
-    from warehouse.location import duckdb_filesystem
+    from warehouse.object_reads import duckdb_filesystem
 
     with pytest.raises(FileNotFoundError):
         duckdb_filesystem().info(s3_warehouse.path("trials/run_id=r/part-none.parquet"))
