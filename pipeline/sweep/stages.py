@@ -9,7 +9,7 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -204,13 +204,14 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     return sink.statuses
 
 
-def ray_connected() -> bool:
+def ray_connected(modules: Mapping[str, Any] = sys.modules) -> bool:
     """This process is connected to a Ray already (``services_ahead``, or a caller's own
     ``ray.init``). A local Ray starting early imports ``ray`` in another thread: a module still
-    half imported has no ``is_initialized`` yet, and nothing has joined it."""
+    half imported has no ``is_initialized`` yet, and nothing has joined it. ``modules``: where
+    imported modules are found (``sys.modules``)."""
     from pipeline.execution.executor import session_open
 
-    is_initialized = getattr(sys.modules.get("ray"), "is_initialized", None)
+    is_initialized = getattr(modules.get("ray"), "is_initialized", None)
     return session_open() or (is_initialized is not None and bool(is_initialized()))
 
 

@@ -4,7 +4,6 @@ another thread."""
 
 from __future__ import annotations
 
-import sys
 import types
 
 import pytest
@@ -17,14 +16,13 @@ def test_a_ray_module_still_half_imported_is_not_a_connection(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # A module in sys.modules before its body has run: no is_initialized yet (a cold run's
     # early Ray thread mid-import crashed the run with "partially initialized module 'ray'").
-    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
     monkeypatch.setattr(executor, "_sessions_open", 0)  # another test's session in this worker
-    assert ray_connected() is False
+    assert ray_connected({"ray": types.ModuleType("ray")}) is False
 
 
 def test_a_callers_own_ray_init_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     joined = types.ModuleType("ray")
     joined.is_initialized = lambda: True  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ray", joined)
     monkeypatch.setattr(executor, "_sessions_open", 0)
-    assert ray_connected() is True
+    assert ray_connected({"ray": joined}) is True
+    assert ray_connected({}) is False  # no Ray imported at all
