@@ -48,8 +48,9 @@ def _specs(count: int) -> list[Any]:
 
 
 def run_config(slots: int, threads: int, trials: int) -> dict[str, float]:
-    from pipeline.local import ensure_weights, local_model
+    from pipeline.local.catalog import local_model
     from pipeline.local.server import LocalModelServer, ServeOptions
+    from pipeline.local.weights import ensure_weights
     from pipeline.trace import AssistantMessage, MemoryUpdate
     from pipeline.trial.run import RunContext, run_trial
 

@@ -130,8 +130,9 @@ def warehouse(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def local_server() -> Iterator[Any]:
     """The bundled default local model, served once per session (real llama.cpp, 1 slot)."""
-    from pipeline.local import ensure_weights, local_model
+    from pipeline.local.catalog import local_model
     from pipeline.local.server import LocalModelServer, ServeOptions
+    from pipeline.local.weights import ensure_weights
 
     spec = local_model("local/default")
     with LocalModelServer(spec, ensure_weights(spec),

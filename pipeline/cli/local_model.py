@@ -10,9 +10,10 @@ import typer
 
 from pipeline.cli.tables import make_console, print_table
 from pipeline.errors import ExitCode
-from pipeline.local.catalog import DEFAULT_ALIAS, LOCAL_PROVIDER, local_model, local_models
-from pipeline.local.server import RUNTIME_MISSING, runtime_installed
-from pipeline.local.weights import WeightsError, ensure_weights, gguf_path, model_cache
+from pipeline.local.names import DEFAULT_MODEL, LOCAL_PROVIDER
+
+# The catalogs, weights and server are imported by the commands that use them: every
+# ``agentsweep`` command loads this group, and they cost ~0.1 s (pydantic, the manifest).
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The bundled local models (llama.cpp on 127.0.0.1, no key needed).")
@@ -28,6 +29,9 @@ def _fail(message: str) -> None:
 @app.command(name="list")
 def list_models() -> None:
     """The bundled local models, their pinned hashes and whether their weights are cached."""
+    from pipeline.local.catalog import local_models
+    from pipeline.local.weights import gguf_path, model_cache
+
     rows = [(spec.model_id, ", ".join(f"{LOCAL_PROVIDER}/{a}" for a in spec.aliases),
              spec.gguf_sha256[:16] + "…", f"{spec.gguf_bytes / 1e9:.2f} GB",
              "yes" if gguf_path(spec).exists() else "no", spec.title) for spec in local_models()]
@@ -38,9 +42,12 @@ def list_models() -> None:
 @app.command()
 def fetch(
     name: Annotated[str, typer.Argument(help="local/<name> or local/<alias>")] =
-        f"{LOCAL_PROVIDER}/{DEFAULT_ALIAS}",
+        DEFAULT_MODEL,
 ) -> None:
     """Fetch the pinned parts, join them and check the sha256 (once per machine)."""
+    from pipeline.local.catalog import local_model
+    from pipeline.local.weights import WeightsError, ensure_weights
+
     try:
         spec = local_model(name)
         path = ensure_weights(spec, progress=lambda text: console.print(text, markup=False))
@@ -53,13 +60,20 @@ def fetch(
 @app.command()
 def serve(
     name: Annotated[str, typer.Argument(help="local/<name> or local/<alias>")] =
-        f"{LOCAL_PROVIDER}/{DEFAULT_ALIAS}",
+        DEFAULT_MODEL,
     port: Annotated[int, typer.Option(min=0, max=65535, help="0: any free port.")] = 8766,
     slots: Annotated[int, typer.Option(min=1, help="Requests computed at once.")] = 1,
     threads: Annotated[int, typer.Option(min=1, help="CPU threads.")] = 1,
 ) -> None:
     """Serve a local model over OpenAI-compatible HTTP on 127.0.0.1 until Ctrl-C."""
-    from pipeline.local.server import LocalModelServer, ServeOptions
+    from pipeline.local.catalog import local_model
+    from pipeline.local.server import (
+        RUNTIME_MISSING,
+        LocalModelServer,
+        ServeOptions,
+        runtime_installed,
+    )
+    from pipeline.local.weights import WeightsError, ensure_weights
 
     if not runtime_installed():
         _fail(RUNTIME_MISSING)

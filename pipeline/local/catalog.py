@@ -14,8 +14,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LOCAL_PROVIDER = "local"
-DEFAULT_ALIAS = "default"
+from pipeline.local.names import DEFAULT_ALIAS, LOCAL_PROVIDER
 
 
 class WeightPart(BaseModel):

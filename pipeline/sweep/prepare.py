@@ -96,13 +96,14 @@ def planned(config: SweepConfig) -> SweepPlan:
 
 def _prepare_local_models(routes: list[ModelRoute], local_ray: bool, say: Say) -> None:
     """Local models: runtime present; on a local Ray, weights fetched and verified up front."""
-    import pipeline.local as local
+    from pipeline.local import setup
     from pipeline.local.server import runtime_installed
+    from pipeline.local.weights import WeightsError
 
     try:
         if local_ray:
-            local.prepare(routes, progress=say)
+            setup.prepare(routes, progress=say)
         elif any(r.node_service for r in routes) and not runtime_installed():
-            raise local.LocalRuntimeMissing("xllamacpp is not installed on the driver")
-    except (local.LocalRuntimeMissing, local.WeightsError) as exc:
+            raise setup.LocalRuntimeMissing("xllamacpp is not installed on the driver")
+    except (setup.LocalRuntimeMissing, WeightsError) as exc:
         raise BadInput(str(exc)) from None

@@ -20,8 +20,8 @@ import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID
+from pipeline.local.catalog import local_model
 from pipeline.local.weights import gguf_path
 from pipeline.runtime.stack import session_pids
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 
 from pipeline.catalog import load_suite
-from pipeline.local import local_model
+from pipeline.local.catalog import local_model
 from pipeline.models.client import LiteLLMClient
 from pipeline.scoring.conditions import REPORT_KINDS
 from pipeline.sweep.grid import ModelConfig, expand

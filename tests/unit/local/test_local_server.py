@@ -13,8 +13,8 @@ from jsonschema import Draft202012Validator
 
 from pipeline.catalog import load_domain
 from pipeline.errors import AgentError
-from pipeline.local import local_model
 from pipeline.local.adapter import ADAPTER_ID, LOCAL_AGENT
+from pipeline.local.catalog import local_model
 from pipeline.models.client import LiteLLMClient
 from pipeline.models.providers import resolve_route
 from pipeline.sweep.grid import ModelConfig
