@@ -2,11 +2,13 @@
 
 The writer leaves one set of part files per batch (``warehouse.writer``); months of nightly runs
 make thousands of small files that every query has to open. ``compact_run`` rewrites the files
-of one run, table by table, as a few large files (``compact-<time>-<uuid>-<n>.parquet``, at
-most ``ROWS_PER_FILE`` rows each) sorted by the trial's cell (scenario_id, model, prompt_id,
-memory_mode, repeat) where the table has those columns, then by the trial key (trial_id,
-attempt_id) and seq, and last by the row's original file and position, so the rows of one
-trial keep their order (events, checks). zstd and page checksums as the writer does.
+of one run, table by table, as a few large files (``compact-<time>-<uuid>-<n>-<mark>.parquet``,
+at most ``ROWS_PER_FILE`` rows each; the mark says whether every row is its trial's chosen
+attempt, so the views can skip picking it: ``warehouse.chosen``) sorted by the trial's cell
+(scenario_id, model, prompt_id, memory_mode, repeat) where the table has those columns, then
+by the trial key (trial_id, attempt_id) and seq, and last by the row's original file and
+position, so the rows of one trial keep their order (events, checks). zstd and page checksums
+as the writer does.
 
 How the new set replaces the old one: a folder exchange. A local file system has no rename of
 several files in one step, but Linux has an atomic exchange of two folders
@@ -60,6 +62,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
+from warehouse.chosen import ATTEMPT_TABLES, Mark, all_chosen, compacted_name, is_compacted, mark_of
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location
 from warehouse.object_reads import duckdb_filesystem
@@ -143,9 +146,7 @@ def _sorted_batches(files: Sequence[str], table: Table, spill: Path,
     order = ", ".join([*(f'"{c}"' for c in sort_columns(table)), "filename", "file_row_number"])
     sql = sql_text("compact_read").format(
         files=", ".join(_quote(f) for f in files), order=order)
-    con = duckdb.connect(":memory:")
-    if objects:
-        con.register_filesystem(duckdb_filesystem())
+    con = _connection(objects)
     con.execute(f"SET temp_directory = {_quote(str(spill))}")
     try:
         reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(ROW_GROUP_ROWS)
@@ -186,13 +187,53 @@ def _stem() -> str:
     return f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
 
 
-def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[int, int]:
+def nothing_to_do(names: Sequence[str]) -> bool:
+    """No file, one part file (a run of one batch), or only marked compacted files (nothing
+    written since the last compaction)."""
+    if len(names) == 1 and not is_compacted(names[0]):
+        return True
+    return all(mark_of(n) is not None for n in names)
+
+
+def _connection(objects: bool) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    if objects:
+        con.register_filesystem(duckdb_filesystem())
+    return con
+
+
+def mark_for(table: str, files: Sequence[str], trials: Sequence[str], objects: bool = False
+             ) -> Mark:
+    """What compaction may claim of a table's rows of one run (``warehouse.chosen``): chosen
+    when the run has one ``trials`` row per trial id and, for another table of
+    ``ATTEMPT_TABLES``, the run's trials (``trials``: their files, already compacted) are
+    marked chosen and every row's (trial_id, attempt_id) is one of them."""
+    if table not in ATTEMPT_TABLES:
+        return "all"
+    listed = ", ".join(_quote(f) for f in files)
+    con = _connection(objects)
+    try:
+        if table == "trials":
+            sql = sql_text("compact_one_row_per_trial").format(files=listed)
+        elif all_chosen(trials):
+            sql = sql_text("compact_rows_of_trials").format(
+                files=listed, trials=", ".join(_quote(f) for f in trials))
+        else:
+            return "all"
+        row = con.execute(sql).fetchone()
+    finally:
+        con.close()
+    return "chosen" if row is not None and row[0] else "all"
+
+
+def _write_sorted(files: Sequence[Path], table: Table, staged: Path, mark: Mark
+                  ) -> tuple[int, int]:
     """The compacted files of one table in ``staged``; (files written, rows)."""
     stem = _stem()
     count = rows = 0
     for chunk, in_file in _chunks(_sorted_batches([str(f) for f in files], table,
                                                   _spill(staged))):
-        write_parquet_batches(staged / f"{stem}-{count:04d}.parquet", table.arrow_schema(),
+        write_parquet_batches(staged / compacted_name(stem, count, mark), table.arrow_schema(),
                               chunk, ROW_GROUP_ROWS)
         rows += in_file
         count += 1
@@ -200,12 +241,16 @@ def _write_sorted(files: Sequence[Path], table: Table, staged: Path) -> tuple[in
     return count, rows
 
 
+def _parquet_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
 def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | None:
-    """One table of one run compacted and swapped in; None when there is nothing to do (no
-    folder, one file, or only compacted files: nothing written since the last compaction)."""
+    """One table of one run compacted and swapped in; None when there is nothing to do
+    (``nothing_to_do``). Tables are compacted after ``trials``, whose files their mark reads."""
     folder = table_dir(root, table.name) / f"run_id={run_id}"
-    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if len(files) < 2 or all(f.name.startswith("compact-") for f in files):
+    files = _parquet_files(folder)
+    if nothing_to_do([f.name for f in files]):
         return None
     needed = sum(f.stat().st_size for f in files) + WRITE_RESERVE_BYTES  # one more copy
     free = free_bytes(folder)
@@ -213,8 +258,10 @@ def compact_table(root: Path, table: Table, run_id: str) -> TableCompaction | No
         raise DiskFull(folder, free, needed)
     staged = folder.with_name(f"{STAGING_PREFIX}{run_id}+{uuid.uuid4().hex[:12]}")
     staged.mkdir()
+    trials = _parquet_files(table_dir(root, "trials") / f"run_id={run_id}")
     try:
-        written, rows = _write_sorted(files, table, staged)
+        mark = mark_for(table.name, [str(f) for f in files], [str(f) for f in trials])
+        written, rows = _write_sorted(files, table, staged, mark)
     except Exception:  # an error (not a kill): nothing of it stays; the old set is untouched
         shutil.rmtree(staged)
         raise
@@ -261,12 +308,8 @@ def compact_run(root: Root, run_id: str) -> list[TableCompaction]:
     return done
 
 
-def _is_compacted(key: str) -> bool:
-    return key.rsplit("/", 1)[-1].startswith("compact-")
-
-
-def _write_sorted_objects(loc: S3Location, keys: Sequence[str], table: Table, run_id: str
-                          ) -> tuple[list[str], int]:
+def _write_sorted_objects(loc: S3Location, keys: Sequence[str], table: Table, run_id: str,
+                          mark: Mark) -> tuple[list[str], int]:
     """The compacted objects of one table (not yet committed); (their keys, rows)."""
     stem = _stem()
     written: list[str] = []
@@ -275,7 +318,7 @@ def _write_sorted_objects(loc: S3Location, keys: Sequence[str], table: Table, ru
     try:
         batches = _sorted_batches([loc.duckdb_path(k) for k in keys], table, spill, True)
         for chunk, in_file in _chunks(batches):
-            key = part_key(table.name, run_id, f"{stem}-{len(written):04d}.parquet")
+            key = part_key(table.name, run_id, compacted_name(stem, len(written), mark))
             written.append(key)  # before the write: a failed write's object is removed too
             write_parquet_object_batches(loc, key, table.arrow_schema(), chunk, ROW_GROUP_ROWS)
             rows += in_file
@@ -299,11 +342,13 @@ def compact_objects(loc: S3Location, run_id: str) -> list[TableCompaction]:
     try:
         for table in TABLES.values():
             keys = parts.get(table.name, [])
-            if len(keys) < 2 or all(_is_compacted(k) for k in keys):
+            if nothing_to_do(keys):
                 if keys:
                     new_parts[table.name] = keys  # carried over as they are
                 continue
-            new_keys, rows = _write_sorted_objects(loc, keys, table, run_id)
+            mark = mark_for(table.name, [loc.duckdb_path(k) for k in keys],
+                            [loc.duckdb_path(k) for k in new_parts.get("trials", [])], True)
+            new_keys, rows = _write_sorted_objects(loc, keys, table, run_id, mark)
             written.extend(new_keys)
             new_parts[table.name] = new_keys
             done.append(TableCompaction(table.name, len(keys), len(new_keys), rows))

@@ -6,6 +6,7 @@ with DuckDB; the views and ``.sql`` files are the same."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -18,6 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from warehouse.chosen import ATTEMPT_TABLES, TableFiles, split_runs
 from warehouse.location import Root, S3Location
 from warehouse.object_reads import duckdb_filesystem
 from warehouse.objectstore import committed_parts
@@ -44,7 +46,13 @@ VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2")
 VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 """Their text, read when this module is imported: a process keeps the views that match the
 schema it loaded, even if the files change under a long run (an upgrade mid-sweep)."""
-VIEW_PLAN = plan_views(VIEWS_SQL, [f"{name}_all" for name in TABLES])
+RAW_VIEWS = {name: (f"{name}_all", *((f"{name}_chosen", f"{name}_rest")
+                                     if name in ATTEMPT_TABLES else ()))
+             for name in TABLES}
+"""The views over each table's files: ``_all`` every file; for the tables whose views pick
+each trial's chosen attempt, ``_chosen`` the runs that need no pick and ``_rest`` the others
+(``warehouse.chosen``)."""
+VIEW_PLAN = plan_views(VIEWS_SQL, [raw for names in RAW_VIEWS.values() for raw in names])
 """Their statements, each with the views it reads: a connection creates those its SQL needs."""
 TRENDS_SQL = sql_text("trends")
 """The trends across runs (``cell_history``, ``regression_attribution`` and their macros),
@@ -55,22 +63,45 @@ TREND_NAMES = ("cell_trials", "cell_history", "cell_history_of", "cell_history_s
                "recorded_values")
 
 
-def _local_sources(root: Path, runs: Sequence[str] | None) -> dict[str, list[str]]:
-    """Every table's glob patterns of the files to read (folders with no file left out)."""
-    found: dict[str, list[str]] = {}
-    for name in TABLES:
-        directory = table_dir(root, name)
-        folders = ["run_id=*"] if runs is None else [f"run_id={r}" for r in runs]
-        found[name] = [str(directory / f / "*.parquet") for f in folders
-                       if any(directory.glob(f"{f}/*.parquet"))]
-    return found
+def _parquet_in(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.path for e in entries if e.name.endswith(".parquet") and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
-def _object_sources(root: S3Location, runs: Sequence[str] | None) -> dict[str, list[str]]:
+def _run_folders(directory: Path, runs: Sequence[str] | None) -> dict[str, str]:
+    if runs is not None:
+        return {r: str(directory / f"run_id={r}") for r in runs}
+    try:
+        with os.scandir(directory) as entries:
+            return {e.name.removeprefix("run_id="): e.path for e in entries
+                    if e.name.startswith("run_id=") and e.is_dir()}
+    except FileNotFoundError:
+        return {}
+
+
+def _local_sources(root: Path, runs: Sequence[str] | None) -> dict[str, TableFiles]:
+    """Every table's files to read: a run read as it is by its files, a run whose rows the
+    views pick by a glob of its folder (folders with no file left out)."""
+    files = {name: {run: _parquet_in(folder)
+                    for run, folder in _run_folders(table_dir(root, name), runs).items()}
+             for name in TABLES}
+    return split_runs(files, lambda table, run, _: [
+        str(table_dir(root, table) / f"run_id={run}" / "*.parquet")])
+
+
+def _object_sources(root: S3Location, runs: Sequence[str] | None) -> dict[str, TableFiles]:
     """Every table's committed parts, as paths DuckDB reads through the registered file
     system (runs that have none simply have no paths)."""
     parts = committed_parts(root, runs)
-    return {name: [root.duckdb_path(k) for k in parts.get(name, [])] for name in TABLES}
+    files: dict[str, dict[str, list[str]]] = {name: {} for name in TABLES}
+    for name in TABLES:
+        for key in parts.get(name, []):  # <table>/run_id=<run>/<name>
+            run = key.split("/")[1].removeprefix("run_id=")
+            files[name].setdefault(run, []).append(root.duckdb_path(key))
+    return split_runs(files)
 
 
 def _allowed_prefix(root: Root) -> str:
@@ -84,7 +115,7 @@ def reads_trends(sql: str) -> bool:
 
 
 def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
-            sources: dict[str, list[str]] | None = None, trends: bool = False,
+            sources: dict[str, TableFiles] | None = None, trends: bool = False,
             for_sql: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
@@ -120,7 +151,7 @@ def _database(root: Root) -> duckdb.DuckDBPyConnection:
 
 
 def _sources(root: Root, runs: Sequence[str] | None,
-             sources: dict[str, list[str]] | None) -> dict[str, list[str]]:
+             sources: dict[str, TableFiles] | None) -> dict[str, TableFiles]:
     if sources is not None:
         return sources
     if isinstance(root, S3Location):
@@ -133,27 +164,32 @@ def _wanted(sql: str | None, trends: bool) -> frozenset[str] | None:
 
 
 def _create(con: duckdb.DuckDBPyConnection, names: frozenset[str] | None,
-            sources: dict[str, list[str]], created: set[str]) -> None:
-    """Create the raw ``*_all`` views and the views of ``VIEW_PLAN`` that ``names`` needs
-    (None: all) and ``created`` does not hold yet, and note them there."""
+            sources: dict[str, TableFiles], created: set[str]) -> None:
+    """Create the raw views (``RAW_VIEWS``) and the views of ``VIEW_PLAN`` that ``names``
+    needs (None: all) and ``created`` does not hold yet, and note them there."""
     for name, table in TABLES.items():
-        raw = f"{name}_all"
-        if raw in created or (names is not None and raw not in names):
-            continue
-        patterns = [_quote(p) for p in sources[name]]
-        # A table, not a registered scan: a cursor of this connection sees it (_cursor).
-        con.register("_empty_arrow", table.arrow_schema().empty_table())
-        con.execute(f"CREATE TABLE _{name}_empty AS SELECT * FROM _empty_arrow")
-        con.unregister("_empty_arrow")
-        if patterns:  # files of older schema versions lack newer columns: those read as NULL
-            con.execute(
-                f"CREATE VIEW {raw} AS SELECT * FROM read_parquet([{', '.join(patterns)}], "
-                f"union_by_name = true, hive_partitioning = false) "
-                f"UNION ALL BY NAME SELECT * FROM _{name}_empty"
-            )
-        else:
-            con.execute(f"CREATE VIEW {raw} AS SELECT * FROM _{name}_empty")
-        created.add(raw)
+        files = sources.get(name, TableFiles())
+        for raw, paths in zip(RAW_VIEWS[name], (files.every, files.chosen, files.rest),
+                              strict=False):
+            if raw in created or (names is not None and raw not in names):
+                continue
+            empty = f"_{name}_empty"
+            if empty not in created:
+                # A table, not a registered scan: a cursor of this connection sees it (_cursor).
+                con.register("_empty_arrow", table.arrow_schema().empty_table())
+                con.execute(f"CREATE TABLE {empty} AS SELECT * FROM _empty_arrow")
+                con.unregister("_empty_arrow")
+                created.add(empty)
+            if paths:  # files of older schema versions lack newer columns: those read as NULL
+                listed = ", ".join(_quote(p) for p in paths)
+                con.execute(
+                    f"CREATE VIEW {raw} AS SELECT * FROM read_parquet([{listed}], "
+                    f"union_by_name = true, hive_partitioning = false) "
+                    f"UNION ALL BY NAME SELECT * FROM {empty}"
+                )
+            else:
+                con.execute(f"CREATE VIEW {raw} AS SELECT * FROM {empty}")
+            created.add(raw)
     for statement in needed(VIEW_PLAN, names):
         key = f"#{statement.index}"
         if key not in created:
@@ -206,7 +242,7 @@ class _Shared:
     views it has created (each block adds what its SQL needs)."""
 
     con: duckdb.DuckDBPyConnection
-    sources: dict[str, list[str]]
+    sources: dict[str, TableFiles]
     created: set[str] = field(default_factory=set)
     trends: bool = False
 
@@ -239,9 +275,9 @@ def files_of(root: Root, runs: Sequence[str] | None = None) -> tuple[object, ...
 
 
 def _objects_of(root: S3Location, runs: Sequence[str] | None,
-                sources: dict[str, list[str]]) -> tuple[object, ...]:
+                sources: dict[str, TableFiles]) -> tuple[object, ...]:
     return (str(root), None if runs is None else tuple(runs),
-            *((name, p) for name in TABLES for p in sources[name]))
+            *((name, p) for name in TABLES for p in sources[name].every))
 
 
 def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
@@ -250,7 +286,7 @@ def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
     shared: its views read the files at each query, and each block gets a cursor of its own
     (threads never share one). A warehouse whose files changed gets a new database, so a block
     sees exactly what a fresh ``connect`` would (building one costs ~0.1 s: the views bind)."""
-    sources: dict[str, list[str]] | None = None
+    sources: dict[str, TableFiles] | None = None
     if isinstance(root, S3Location):  # listed once, for the key and the views alike
         sources = _object_sources(root, runs)
         key = _objects_of(root, runs, sources)

@@ -3,7 +3,7 @@ step leaves a readable warehouse, a run being run is never compacted, a resume a
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.execution.runlock import run_lock
 from pipeline.sweep.compaction import compact_runs
-from warehouse import compact
+from warehouse import compact, query
 from warehouse.check import check_warehouse, leftover_paths
 from warehouse.compact import compact_run
 from warehouse.query import run_sql
@@ -250,3 +250,109 @@ def test_a_full_disk_is_refused_before_anything_is_written(
     with pytest.raises(DiskFull):
         compact_run(tmp_path, RUN)
     assert _files(tmp_path) == 8 and leftover_paths(tmp_path) == []
+
+
+# --- the chosen mark (warehouse.chosen): runs the views read without picking attempts ---------
+
+EVENTS_OF_T0 = "SELECT attempt_id, content FROM events WHERE trial_id = 't0' ORDER BY seq"
+PICKED = ("SELECT trial_id, attempt_id, status FROM trials ORDER BY trial_id",
+          "SELECT trial_id, attempt_id, content FROM events ORDER BY ALL",
+          "SELECT trial_id, attempt_id, check_id FROM checks ORDER BY ALL")
+
+
+def _picked(root: Path) -> list[list[tuple[Any, ...]]]:
+    return [run_sql(root, sql).rows for sql in PICKED]
+
+
+def _marks(root: Path) -> dict[str, set[str]]:
+    return {name: {p.name.rsplit("-", 1)[-1] for p in (root / name / f"run_id={RUN}").glob(
+        "compact-*.parquet")} for name in ("trials", "events", "checks", "attempts")}
+
+
+def _read_as_is(root: Path) -> dict[str, bool]:
+    """Whether the views read the run's files of each table without picking attempts."""
+    sources = query._local_sources(root, None)
+    return {name: bool(sources[name].chosen) for name in ("trials", "events", "checks")}
+
+
+def _later(row: dict[str, Any], minutes: int = 30) -> dict[str, Any]:
+    return {**row, "finished_at": row["finished_at"] + timedelta(minutes=minutes)}
+
+
+def test_a_run_of_one_attempt_per_trial_is_marked_chosen_and_read_as_is(tmp_path: Path) -> None:
+    _warehouse(tmp_path)
+    before = _picked(tmp_path)
+    compact_run(tmp_path, RUN)
+    assert _marks(tmp_path) == {"trials": {"chosen.parquet"}, "events": {"chosen.parquet"},
+                                "checks": {"chosen.parquet"}, "attempts": {"all.parquet"}}
+    assert _read_as_is(tmp_path) == {"trials": True, "events": True, "checks": True}
+    assert _picked(tmp_path) == before
+
+
+def test_a_second_attempt_written_after_compaction_is_picked_again(tmp_path: Path) -> None:
+    _warehouse(tmp_path)
+    compact_run(tmp_path, RUN)
+    # t1 run again, its trial row only (it stopped before its first event): the events and
+    # checks of t1's first attempt, in files still marked chosen, are no longer chosen
+    WarehouseWriter(tmp_path, RUN).write_batch({"trials": [_later(_trial(1, "a2"))]})
+    assert run_sql(tmp_path, "SELECT count(*) FROM events WHERE trial_id = 't1'").rows == [(0,)]
+    assert run_sql(tmp_path, "SELECT count(*) FROM checks WHERE trial_id = 't1'").rows == [(0,)]
+    resumed = _batch(0, 1, attempt="a2")  # t0 run again, finished later: it is the chosen one
+    resumed["trials"] = [_later(resumed["trials"][0])]
+    resumed["events"] = [{**e, "content": f"again:{e['seq']}"} for e in resumed["events"]]
+    WarehouseWriter(tmp_path, RUN).write_batch(resumed)
+    assert _read_as_is(tmp_path) == {"trials": False, "events": False, "checks": False}
+    assert run_sql(tmp_path, "SELECT attempt_id FROM trials WHERE trial_id = 't0'").rows == [
+        ("a2",)]
+    assert run_sql(tmp_path, EVENTS_OF_T0).rows == [("a2", f"again:{s}") for s in (0, 1, 2)]
+    picked = _picked(tmp_path)
+    compact_run(tmp_path, RUN)  # two attempts of t0 now: nothing can be claimed
+    assert _marks(tmp_path)["trials"] == {"all.parquet"}
+    assert _marks(tmp_path)["events"] == {"all.parquet"}
+    assert _picked(tmp_path) == picked
+
+
+def test_a_run_with_an_incomplete_attempt_is_marked_all_and_still_picked(tmp_path: Path) -> None:
+    writer = WarehouseWriter(tmp_path, RUN)
+    first = _batch(0, 4)
+    first["trials"][0] = {**first["trials"][0], "status": "incomplete", "passed": None}
+    writer.write_batch(first)
+    writer.write_batch(_batch(4, 4))
+    again = _batch(0, 1, attempt="a2")
+    writer.write_batch(again)
+    before = _picked(tmp_path)
+    assert before[0][0] == ("t0", "a2", "complete")
+    compact_run(tmp_path, RUN)
+    assert _marks(tmp_path)["trials"] == {"all.parquet"}
+    assert _read_as_is(tmp_path)["events"] is False
+    assert _picked(tmp_path) == before
+    assert [r[0] for r in run_sql(tmp_path, EVENTS_OF_T0).rows] == ["a2"] * 3
+
+
+def test_rows_of_no_trial_keep_their_table_picked(tmp_path: Path) -> None:
+    writer = WarehouseWriter(tmp_path, RUN)
+    writer.write_batch(_batch(0, 4))
+    stray = _batch(50, 1)  # events of an attempt whose trial row never landed
+    batch = _batch(4, 4)
+    writer.write_batch({**batch, "events": batch["events"] + stray["events"]})
+    before = _picked(tmp_path)
+    assert not any(row[0] == "t50" for row in before[1])
+    compact_run(tmp_path, RUN)
+    assert _marks(tmp_path)["trials"] == {"chosen.parquet"}
+    assert _marks(tmp_path)["events"] == {"all.parquet"}
+    assert _marks(tmp_path)["checks"] == {"chosen.parquet"}
+    assert _read_as_is(tmp_path) == {"trials": True, "events": False, "checks": True}
+    assert _picked(tmp_path) == before
+
+
+def test_files_compacted_before_marks_are_compacted_again_once(tmp_path: Path) -> None:
+    _warehouse(tmp_path)
+    compact_run(tmp_path, RUN)
+    for path in tmp_path.glob(f"*/run_id={RUN}/compact-*.parquet"):  # as an older version named
+        path.rename(path.with_name(path.name.rsplit("-", 1)[0] + ".parquet"))
+    assert _read_as_is(tmp_path) == {"trials": False, "events": False, "checks": False}
+    before = _picked(tmp_path)
+    assert {t.table for t in compact_run(tmp_path, RUN)} == {"trials", "events", "checks",
+                                                              "attempts"}
+    assert _read_as_is(tmp_path) == {"trials": True, "events": True, "checks": True}
+    assert _picked(tmp_path) == before and compact_run(tmp_path, RUN) == []
