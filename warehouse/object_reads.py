@@ -17,13 +17,16 @@ from elsewhere in the file and DuckDB failed with "don't know what type").
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from warehouse.location import PROTOCOL, client, filesystem
+from warehouse.object_cache import on_disk
 
 if TYPE_CHECKING:
     from fsspec.implementations.arrow import ArrowFSWrapper
@@ -189,12 +192,49 @@ class RangedObject:
         self.closed = True
 
 
+def _footer(data: bytes, whole: bool) -> bytes:
+    """The end of a Parquet file from its footer's start (``data``: its last bytes), or all of
+    ``data`` when it is the ``whole`` file (a small one: its rows cost no request again) or
+    does not end as a Parquet file does."""
+    if not whole and len(data) >= 8 and data[-4:] == b"PAR1":
+        keep = int.from_bytes(data[-8:-4], "little") + 8
+        if keep <= len(data):
+            return data[-keep:]
+    return data
+
+
+def _kept_on_disk(path: str) -> dict[str, Any] | None:
+    """A part's info and footer as an earlier command kept them (``warehouse.object_cache``),
+    now in ``FACTS`` too; None when none was kept."""
+    kept = on_disk()
+    entry = kept.get(path) if kept is not None else None
+    if entry is None:
+        return None
+    head, _, tail = entry.partition(b"\n")
+    facts = json.loads(head)
+    mtime = datetime.fromisoformat(facts["mtime"]) if facts.get("mtime") else None
+    info = {"name": path, "size": int(facts["size"]), "type": "file", "mtime": mtime}
+    FACTS.remember_info(path, info)
+    FACTS.remember_tail(path, int(facts["size"]) - len(tail), tail)
+    return info
+
+
+def _keep_on_disk(path: str, size: int, mtime: datetime | None, tail: bytes) -> None:
+    kept = on_disk()
+    if kept is not None:
+        head = {"size": size, "mtime": None if mtime is None else mtime.isoformat()}
+        kept.put(path, json.dumps(head).encode() + b"\n" + _footer(tail, len(tail) == size))
+
+
 def _info_with_tail(path: str) -> dict[str, Any] | None:
     """A part's info and its tail in one request (a suffix range answers with the object's
-    size in ``Content-Range``), both kept in ``FACTS``; None when the object answers no
-    suffix range (an empty one), FileNotFoundError when there is none."""
+    size in ``Content-Range``), both kept in ``FACTS`` (and on disk, if asked); None when the
+    object answers no suffix range (an empty one), FileNotFoundError when there is none."""
     from botocore.exceptions import ClientError
 
+    known = _kept_on_disk(path)
+    if known is not None:
+        return known
     bucket, key = path.split("/", 1)
     try:
         reply = client().get_object(Bucket=bucket, Key=key, Range=f"bytes=-{TAIL_BYTES}")
@@ -211,6 +251,7 @@ def _info_with_tail(path: str) -> dict[str, Any] | None:
     info = {"name": path, "size": size, "type": "file", "mtime": reply.get("LastModified")}
     FACTS.remember_info(path, info)
     FACTS.remember_tail(path, size - len(data), data)
+    _keep_on_disk(path, size, info["mtime"], data)
     return info
 
 

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from warehouse.location import S3Location, client
+from warehouse.object_cache import on_disk
 from warehouse.schema import TABLES
 
 COMMITS = "_commits"
@@ -159,10 +160,18 @@ def part_key(table: str, run_id: str, name: str) -> str:
 
 
 def _read_record(loc: S3Location, key: str) -> CommitRecord | None:
-    found = get_object(loc, key)
-    if found is None:  # removed (replaced by a compaction) since it was listed
-        return None
-    data = json.loads(found[0])
+    """The record at ``key``: a record is never rewritten, so one an earlier command read is
+    taken from disk (``warehouse.object_cache``); None when it is gone."""
+    kept = on_disk()
+    body = kept.get(loc.path(key)) if kept is not None else None
+    if body is None:
+        found = get_object(loc, key)
+        if found is None:  # removed (replaced by a compaction) since it was listed
+            return None
+        body = found[0]
+        if kept is not None:
+            kept.put(loc.path(key), body)
+    data = json.loads(body)
     return CommitRecord(key, str(data["run_id"]), str(data["kind"]),
                         {t: [str(p) for p in ps] for t, ps in data["parts"].items()},
                         [str(r) for r in data.get("replaces", [])])

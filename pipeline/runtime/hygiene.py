@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 
 from warehouse.location import Root, parse_location
+from warehouse.object_cache import keep_on_disk
 
 # Always forced: nothing we start may phone home.
 FORCED = {
@@ -75,7 +76,10 @@ def warehouse_root() -> Root:
     if not named:
         return agentsweep_home() / "warehouse"
     found = parse_location(named)
-    return found.resolve() if isinstance(found, Path) else found
+    if isinstance(found, Path):
+        return found.resolve()
+    keep_on_disk(agentsweep_home() / "cache" / "objects")  # what a command read, for the next
+    return found
 
 
 class HomeError(RuntimeError):

@@ -13,8 +13,9 @@ import duckdb
 import pytest
 from unit.warehouse.test_compact import RUN, _batch
 
-from warehouse import compact, objectstore, writer
+from warehouse import compact, objectstore, query, writer
 from warehouse.check import check_warehouse, leftover_paths
+from warehouse.chosen import mark_of
 from warehouse.compact import compact_run
 from warehouse.location import LocationError, S3Location, parse_location
 from warehouse.objectstore import committed_parts, uncommitted, vacuum
@@ -110,6 +111,10 @@ def test_compaction_swaps_in_one_commit_record_and_keeps_every_row(
     assert (_rows(s3_warehouse), run_sql(s3_warehouse, EVENTS_SQL).rows) == before
     parts = committed_parts(s3_warehouse)
     assert all(len(parts[t]) == 1 for t in ("trials", "events", "checks", "attempts"))
+    # one attempt per trial: marked, and the views read those files without picking
+    assert [mark_of(parts[t][0]) for t in ("trials", "events", "checks", "attempts")] == [
+        "chosen", "chosen", "chosen", "all"]
+    assert query._object_sources(s3_warehouse, None)["events"].rest == ()
     assert len(objectstore.live_records(s3_warehouse)) == 1
     assert uncommitted(s3_warehouse) == []  # the replaced parts and records are gone
     assert compact_run(s3_warehouse, RUN) == []  # nothing written since
@@ -257,3 +262,61 @@ def test_a_missing_part_is_file_not_found(s3_warehouse: S3Location) -> None:
 
     with pytest.raises(FileNotFoundError):
         duckdb_filesystem().info(s3_warehouse.path("trials/run_id=r/part-none.parquet"))
+
+
+def test_a_later_command_reads_records_and_footers_from_disk(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Commit records and parts are immutable: what one command read of them is kept on disk
+    (a part's footer, or the whole of a small part) and the next command asks the bucket only
+    for what is live (a LIST) and the column chunks it has not kept."""
+    from warehouse import object_cache
+    from warehouse.location import client
+    from warehouse.object_reads import FACTS
+
+    out = WarehouseWriter(s3_warehouse, RUN)
+    for first in (0, 4, 8):
+        out.write_batch(_batch(first, 4))
+    monkeypatch.setattr(object_cache, "_kept", object_cache.ObjectCache(tmp_path / "kept"))
+    s3 = client()
+    requests: list[str] = []
+    real_get = s3.get_object
+
+    def get_object(**kwargs: Any) -> Any:
+        requests.append(f"{kwargs['Key']} {kwargs.get('Range')}")
+        return real_get(**kwargs)
+
+    monkeypatch.setattr(s3, "get_object", get_object)
+    sql = "SELECT trial_id, count(*) FROM events GROUP BY 1 ORDER BY 1"
+    FACTS.forget()
+    first = run_user_sql(s3_warehouse, sql).rows
+    assert any("_commits/" in r for r in requests) and any("=-65536" in r for r in requests)
+    kept = sorted((tmp_path / "kept").rglob("*"))
+    assert kept and all(p.stat().st_size < 65536 for p in kept if p.is_file())
+    requests.clear()
+    FACTS.forget()  # a new process
+    assert run_user_sql(s3_warehouse, sql).rows == first
+    assert requests == []  # these parts are small: kept whole, so no GET at all (a LIST)
+    # a batch committed since is listed, read and kept like the others
+    out.write_batch(_batch(12, 4))
+    FACTS.forget()
+    assert len(run_user_sql(s3_warehouse, sql).rows) == len(first) + 4
+
+
+def test_of_a_large_part_only_the_footer_is_kept(tmp_path: Path) -> None:
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from warehouse.object_reads import TAIL_BYTES, _footer
+
+    rows = 20_000
+    path = tmp_path / "large.parquet"
+    pq.write_table(pa.table({"x": [os.urandom(16).hex() for _ in range(rows)]}), path)
+    data = path.read_bytes()
+    assert len(data) > 4 * TAIL_BYTES
+    footer = _footer(data[-TAIL_BYTES:], whole=False)
+    assert data.endswith(footer) and len(footer) == int.from_bytes(data[-8:-4], "little") + 8
+    padded = b"\0" * (len(data) - len(footer)) + footer  # what a reader sees of the kept bytes
+    assert pq.read_metadata(pa.BufferReader(padded)).num_rows == rows
+    assert _footer(data[-100:], whole=True) == data[-100:]

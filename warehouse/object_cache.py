@@ -1,0 +1,72 @@
+"""What one command read of the warehouse's immutable objects, kept on disk for the next.
+
+Each ``agentsweep sql`` or ``report`` is a new process. On object storage it asked, every time,
+for each run's commit record (one GET each) and each part's footer (one ranged GET each): at a
+million trials 180 records and 180 footers before the first row, ~1 s on the loopback server
+and more on a real bucket. Both are immutable: a commit record's or a part's key holds a random
+id and is never written twice (a compaction writes new keys and deletes the old; vacuum
+deletes). So their bytes are kept in a folder (``AGENTSWEEP_HOME/cache/objects`` for the
+command line, ``pipeline.runtime.hygiene``) under a hash of the endpoint, bucket and key, and
+read from there before the bucket is asked. What is live is still listed from the bucket by
+every command (``warehouse.objectstore``): a cached record of a replaced run is never read.
+
+Of a part, its info and footer are kept (its last bytes from the footer's start; a few KiB),
+or the whole part when it is that small (a run's ``runs`` rows, say); records hold part keys.
+No secret is in either (what is written to the warehouse is redacted first). Entries are
+written whole (a temporary file, then a rename): a killed command leaves no half entry. The
+folder is not pruned: about 10 MB per 1,000 parts; removing it only costs the next command its
+requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from warehouse.location import endpoint_url
+
+
+class ObjectCache:
+    """Bytes of immutable objects by endpoint, bucket and key, in one folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, path: str) -> Path:
+        digest = hashlib.sha256(f"{endpoint_url() or ''}\n{path}".encode()).hexdigest()
+        return self.folder / digest[:2] / digest
+
+    def get(self, path: str) -> bytes | None:
+        """The kept bytes of ``bucket/key``, or None."""
+        try:
+            return self._path(path).read_bytes()
+        except OSError:
+            return None
+
+    def put(self, path: str, data: bytes) -> None:
+        """Keep ``data`` for ``bucket/key`` (a cache: a failure to write is ignored)."""
+        target = self._path(path)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, target)
+        except OSError:
+            return
+
+
+_kept: ObjectCache | None = None
+
+
+def keep_on_disk(folder: Path | None) -> None:
+    """Keep the objects' bytes in ``folder`` from now on in this process (None: do not)."""
+    global _kept
+    _kept = None if folder is None else ObjectCache(folder)
+
+
+def on_disk() -> ObjectCache | None:
+    """The folder objects are kept in, if any."""
+    return _kept
