@@ -52,9 +52,10 @@ def fsync_dir(folder: Path) -> None:
 
 
 @contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
+def atomic_path(path: Path, durable: bool = True) -> Iterator[Path]:
     """A temporary path beside ``path`` for a writer that opens files itself (pyarrow, a
-    download joined block by block); on success it is synced and renamed to ``path``.
+    download joined block by block); on success it is synced and renamed to ``path``
+    (``durable=False``: renamed, not synced; for a cache, which a lost entry only slows).
 
     The body must create the file; nothing exists at the yielded path when it starts. The file
     gets ``open()``'s permissions (0666 less the umask): a report or an export is for everyone
@@ -63,12 +64,14 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = temporary_name(path)
     try:
         yield tmp
-        fsync_file(tmp)
+        if durable:
+            fsync_file(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 @contextmanager

@@ -21,10 +21,9 @@ requests.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
+from warehouse.atomic import atomic_path
 from warehouse.location import endpoint_url
 
 
@@ -47,13 +46,9 @@ class ObjectCache:
 
     def put(self, path: str, data: bytes) -> None:
         """Keep ``data`` for ``bucket/key`` (a cache: a failure to write is ignored)."""
-        target = self._path(path)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, target)
+            with atomic_path(self._path(path), durable=False) as temporary:
+                temporary.write_bytes(data)
         except OSError:
             return
 
