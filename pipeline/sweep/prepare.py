@@ -27,10 +27,14 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 
-_PLANNED: dict[str, SweepPlan] = {}
-"""Plans computed by ``prepare`` in this process, by run id, for the flow to take once."""
-_PREPARED: dict[str, PreparedSweep] = {}
-"""Sweeps a flow program's ``main`` prepared before starting its flow, by run id."""
+_PLANNED: dict[str, tuple[SweepConfig, SweepPlan]] = {}
+"""Plans computed by ``prepare`` in this process, by run id with the (concealed) config they
+are for, for the flow to take once."""
+_PREPARED: dict[str, tuple[SweepConfig, PreparedSweep]] = {}
+"""Sweeps a flow program's ``main`` prepared before starting its flow, by run id with the
+config they were prepared from, for the flow to take once. A process that runs flows again (a
+deployment's worker, tests) never gets a sweep prepared for another config, an earlier home or
+warehouse, say."""
 
 
 @dataclass(frozen=True)
@@ -74,24 +78,27 @@ def prepare(config: SweepConfig, *, append: bool = False, say: Say = lambda _: N
                               say=say)
         hygiene.prepare_prefect_home()
     concealed = conceal_config(config)
-    _PLANNED[concealed.run_id] = sweep_plan
+    _PLANNED[concealed.run_id] = (concealed, sweep_plan)
     return PreparedSweep(concealed, tuple(routes), sweep_plan, attached, append)
 
 
 def prepared_for(config: SweepConfig, say: Say = lambda _: None) -> PreparedSweep:
-    """The sweep of ``config`` prepared: once per process (a flow program prepares before its
-    flow starts, so a mistake is refused in seconds; the flow, run by a deployment too, asks
-    again here)."""
-    done = _PREPARED.get(config.run_id)
-    if done is None:
-        done = _PREPARED[config.run_id] = prepare(config, say=say)
-    return done
+    """The sweep of ``config`` prepared, once for a flow program and its flow: the program
+    prepares before its flow starts (a mistake is refused in seconds) and the flow, which a
+    deployment also runs without the program, takes that preparation here or prepares."""
+    found = _PREPARED.pop(config.run_id, None)
+    if found is not None and found[0] == config:
+        return found[1]  # the program's, taken by its flow
+    prepared = prepare(config, say=say)
+    _PREPARED[config.run_id] = (config, prepared)
+    return prepared
 
 
 def planned(config: SweepConfig) -> SweepPlan:
     """The plan ``prepare`` computed for this run in this process, else a new one (a
     deployment's flow run prepares in the flow)."""
-    return _PLANNED.pop(config.run_id, None) or plan(config)
+    found = _PLANNED.pop(config.run_id, None)
+    return found[1] if found is not None and found[0] == config else plan(config)
 
 
 def _prepare_local_models(routes: list[ModelRoute], local_ray: bool, say: Say) -> None:

@@ -177,14 +177,17 @@ def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("warehouse", ["folder", "bucket"])
 def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, warehouse: str) -> None:
     from flows.nightly import NightlyRegression, nightly
     from pipeline.reference.server import start_server
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    if warehouse == "bucket":  # the loopback S3 server: AGENTSWEEP_WAREHOUSE=s3://...
+        monkeypatch.setenv("AGENTSWEEP_WAREHOUSE", str(request.getfixturevalue("s3_warehouse")))
     lines = MEETING_SUITE.read_text("utf-8").splitlines()
     f1 = json.loads(next(line for line in lines if '"id": "F1"' in line))
     suite = tmp_path / "f1.jsonl"

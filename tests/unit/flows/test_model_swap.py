@@ -37,13 +37,18 @@ def test_the_two_grids_differ_only_in_the_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("warehouse", ["folder", "bucket"])
 def test_the_flow_runs_both_models_and_stores_the_decision(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, warehouse: str) -> None:
     from flows.model_swap import model_swap
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    root: Any = home / "warehouse"
+    if warehouse == "bucket":  # the loopback S3 server: AGENTSWEEP_WAREHOUSE=s3://...
+        root = request.getfixturevalue("s3_warehouse")
+        monkeypatch.setenv("AGENTSWEEP_WAREHOUSE", str(root))
     spec = tmp_path / "swap.yaml"
     spec.write_text(f"run_id: swap-t\nsuites: [{MEETING_SUITE}]\nscenarios: [F1, V1]\n"
                     "memory_modes: [chat]\nrepeats: 1\nmodels:\n  - name: reference/golden\n"
@@ -59,6 +64,6 @@ def test_the_flow_runs_both_models_and_stores_the_decision(
     assert (f1["baseline_model"], f1["candidate_model"], f1["transition"], f1["critical"]) == (
         "reference/golden", "reference/mutant-ignores-switch", "new_failure", True)
     assert any("new critical regression: F1" in r for r in record["gate"]["reasons"])
-    stored = run_sql(home / "warehouse", "SELECT scenario_id, transition FROM comparisons "
+    stored = run_sql(root, "SELECT scenario_id, transition FROM comparisons "
                      "WHERE run_id = $run_id ORDER BY 1", {"run_id": "swap-t-b"}).rows
     assert stored == [(t["scenario_id"], t["transition"]) for t in record["transitions"]]
