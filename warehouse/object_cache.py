@@ -14,24 +14,31 @@ Of a part, its info and footer are kept (its last bytes from the footer's start;
 or the whole part when it is that small (a run's ``runs`` rows, say); records hold part keys.
 No secret is in either (what is written to the warehouse is redacted first). Entries are
 written whole (a temporary file, then a rename): a killed command leaves no half entry. The
-folder is not pruned: about 10 MB per 1,000 parts; removing it only costs the next command its
-requests.
+folder takes about 10 MB per 1,000 parts; a command that writes to it first trims it to
+``BUDGET_BYTES``, the oldest entries first (a part a compaction deleted is never read again,
+and a removed entry only costs a request).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from warehouse.atomic import atomic_path
 from warehouse.location import endpoint_url
 
+BUDGET_BYTES = 512 * 1024 * 1024
+"""The folder is trimmed to this size, oldest entries first, by the first write of a process."""
+
 
 class ObjectCache:
     """Bytes of immutable objects by endpoint, bucket and key, in one folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, budget_bytes: int = BUDGET_BYTES) -> None:
         self.folder = folder
+        self.budget_bytes = budget_bytes
+        self._trimmed = False
 
     def _path(self, path: str) -> Path:
         digest = hashlib.sha256(f"{endpoint_url() or ''}\n{path}".encode()).hexdigest()
@@ -46,11 +53,36 @@ class ObjectCache:
 
     def put(self, path: str, data: bytes) -> None:
         """Keep ``data`` for ``bucket/key`` (a cache: a failure to write is ignored)."""
+        if not self._trimmed:
+            self._trimmed = True
+            self.trim()
         try:
             with atomic_path(self._path(path), durable=False) as temporary:
                 temporary.write_bytes(data)
         except OSError:
             return
+
+
+    def trim(self) -> None:
+        """The oldest entries removed until the folder holds at most ``budget_bytes``."""
+        entries: list[tuple[float, int, str]] = []
+        try:
+            for shard in os.scandir(self.folder):
+                if shard.is_dir():
+                    for entry in os.scandir(shard.path):
+                        found = entry.stat()
+                        entries.append((found.st_mtime, found.st_size, entry.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.budget_bytes:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
 
 
 _kept: ObjectCache | None = None

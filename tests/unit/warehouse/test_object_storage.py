@@ -320,3 +320,19 @@ def test_of_a_large_part_only_the_footer_is_kept(tmp_path: Path) -> None:
     padded = b"\0" * (len(data) - len(footer)) + footer  # what a reader sees of the kept bytes
     assert pq.read_metadata(pa.BufferReader(padded)).num_rows == rows
     assert _footer(data[-100:], whole=True) == data[-100:]
+
+
+def test_the_object_cache_is_trimmed_oldest_first(tmp_path: Path) -> None:
+    import os
+
+    from warehouse.object_cache import ObjectCache
+
+    first = ObjectCache(tmp_path, budget_bytes=10_000)
+    for n in range(6):
+        first.put(f"bucket/key-{n}", bytes(3_000))
+        os.utime(first._path(f"bucket/key-{n}"), (1_000 + n, 1_000 + n))
+    assert all(first.get(f"bucket/key-{n}") for n in range(6))  # one process trims once
+    second = ObjectCache(tmp_path, budget_bytes=10_000)  # the next command that writes
+    second.put("bucket/key-new", b"x")
+    kept = [n for n in range(6) if second.get(f"bucket/key-{n}") is not None]
+    assert kept == [3, 4, 5] and second.get("bucket/key-new") == b"x"
