@@ -17,17 +17,25 @@ CREATE OR REPLACE MACRO recorded_values(value) AS
 -- The final row of each trial of one cell (each of ``suite`` ... ``mode`` null: of every
 -- cell), chosen as the ``trials`` view chooses (views.sql) but after the cell's filter: every
 -- row of a trial has its trial's cell, so one cell's history reads that cell's rows only, not
--- every trial of the warehouse.
+-- every trial of the warehouse. Runs whose files compaction marked chosen need no pick.
 CREATE OR REPLACE MACRO cell_trials(suite, scenario, mdl, prompt, mode) AS TABLE
 SELECT *
-FROM trials_all
+FROM trials_chosen
 WHERE (suite IS NULL OR suite_id = suite) AND (scenario IS NULL OR scenario_id = scenario)
   AND (mdl IS NULL OR model = mdl) AND (prompt IS NULL OR prompt_id = prompt)
   AND (mode IS NULL OR memory_mode = mode)
-QUALIFY row_number() OVER (
-    PARTITION BY run_id, trial_id
-    ORDER BY (status = 'incomplete'), finished_at DESC, attempt_id
-) = 1;
+UNION ALL BY NAME
+(
+    SELECT *
+    FROM trials_rest
+    WHERE (suite IS NULL OR suite_id = suite) AND (scenario IS NULL OR scenario_id = scenario)
+      AND (mdl IS NULL OR model = mdl) AND (prompt IS NULL OR prompt_id = prompt)
+      AND (mode IS NULL OR memory_mode = mode)
+    QUALIFY row_number() OVER (
+        PARTITION BY run_id, trial_id
+        ORDER BY (status = 'incomplete'), finished_at DESC, attempt_id
+    ) = 1
+);
 
 -- One row per cell (one cell, or every cell: cell_trials) per run started since ``since``: its
 -- outcome counts, pass rate and every recorded input of its trials (the model's reported
