@@ -12,13 +12,13 @@ from typing import Any
 import polars as pl
 
 from warehouse.location import Root
-from warehouse.query import reads_trends, sql_text, trusted_connection
+from warehouse.query import sql_text, trusted_connection
 
 
 def frame_named(root: Root, name: str, params: dict[str, Any] | None = None,
                 all_runs: bool = False) -> pl.DataFrame:
     """``warehouse/sql/<name>.sql`` with its parameters bound, as a DataFrame."""
     sql = sql_text(name)
-    with trusted_connection(root, params, all_runs, reads_trends(sql), sql) as con:
+    with trusted_connection(root, params, all_runs, sql) as con:
         frame: pl.DataFrame = con.sql(sql, params=params or {}).pl()
     return frame

@@ -41,7 +41,7 @@ class ReadOnlyViolation(ValueError):
     """Ad-hoc SQL that would change, attach, install or export something."""
 
 
-VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2")
+VIEW_FILES = ("views", "failure_map", "condition_decisions", "judge", "tau2", "trends")
 """The ``.sql`` files that create the views, in order (a later one reads the earlier)."""
 VIEWS_SQL = tuple(sql_text(name) for name in VIEW_FILES)
 """Their text, read when this module is imported: a process keeps the views that match the
@@ -54,13 +54,6 @@ each trial's chosen attempt, ``_chosen`` the runs that need no pick and ``_rest`
 (``warehouse.chosen``)."""
 VIEW_PLAN = plan_views(VIEWS_SQL, [raw for names in RAW_VIEWS.values() for raw in names])
 """Their statements, each with the views it reads: a connection creates those its SQL needs."""
-TRENDS_SQL = sql_text("trends")
-"""The trends across runs (``cell_history``, ``regression_attribution`` and their macros),
-created on a connection only for SQL that names them: each of its objects binds the trials'
-files when created (~0.05 s at 1M trials), a cost every other command would pay for nothing."""
-TREND_NAMES = ("cell_trials", "cell_history", "cell_history_of", "cell_history_since",
-               "cell_runs_since", "cell_window", "regressions_since", "regression_attribution",
-               "recorded_values")
 
 
 def _parquet_in(folder: str) -> list[str]:
@@ -108,14 +101,8 @@ def _allowed_prefix(root: Root) -> str:
     return str(root.resolve()) if isinstance(root, Path) else root.duckdb_path() + "/"
 
 
-def reads_trends(sql: str) -> bool:
-    """Whether ``sql`` names an object of the trends (then its connection creates them)."""
-    lowered = sql.lower()
-    return any(name in lowered for name in TREND_NAMES)
-
-
 def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
-            sources: dict[str, TableFiles] | None = None, trends: bool = False,
+            sources: dict[str, TableFiles] | None = None,
             for_sql: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views runs, trials, events, checks (and their *_all raw forms).
 
@@ -124,13 +111,11 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     (so SQL cannot lift them); ``run_user_sql`` also refuses any statement but a query.
     ``runs``: only those runs' files are read (a run's own queries never touch, or trip on,
     another run's files). ``sources``: every table's files to read, when the caller has listed
-    them already (``_cursor``). ``trends``: the trends' views and macros too (``TRENDS_SQL``).
-    ``for_sql``: only the views this SQL needs (``warehouse.view_plan``); None: every view."""
-    names = _wanted(for_sql, trends)
+    them already (``_cursor``). ``for_sql``: only the views (and the trends' macros) this SQL
+    needs (``warehouse.view_plan``); None: every one."""
+    names = wanted(VIEW_PLAN, for_sql)
     con = _database(root)
     _create(con, names, _sources(root, runs, sources), set())
-    if trends:
-        con.execute(TRENDS_SQL)
     if locked:
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",
@@ -157,10 +142,6 @@ def _sources(root: Root, runs: Sequence[str] | None,
     if isinstance(root, S3Location):
         return _object_sources(root, runs)
     return _local_sources(root, runs)
-
-
-def _wanted(sql: str | None, trends: bool) -> frozenset[str] | None:
-    return wanted(VIEW_PLAN, None if sql is None else sql + ("\n" + TRENDS_SQL if trends else ""))
 
 
 def _create(con: duckdb.DuckDBPyConnection, names: frozenset[str] | None,
@@ -212,15 +193,15 @@ RUN_PARAMS = ("run_id", "baseline", "candidate")
 
 @contextmanager
 def trusted_connection(root: Root, params: dict[str, Any] | None = None,
-                       all_runs: bool = False, trends: bool = False,
+                       all_runs: bool = False,
                        for_sql: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection for our own SQL (trusted), closed after the block. Scoped to the runs the
     parameters name unless ``all_runs`` (a query that looks across runs, e.g. for a baseline);
-    with the trends' objects when ``trends``; with the views ``for_sql`` needs (None: every
-    view); an unreadable file is a WarehouseError naming it."""
+    with the views (and the trends' macros) ``for_sql`` needs (None: every one); an unreadable
+    file is a WarehouseError naming it."""
     scoped = [str(v) for k, v in (params or {}).items() if k in RUN_PARAMS and v is not None]
     try:
-        con = _cursor(root, None if all_runs else scoped or None, trends, for_sql)
+        con = _cursor(root, None if all_runs else scoped or None, for_sql)
         try:
             yield con
         finally:
@@ -244,13 +225,9 @@ class _Shared:
     con: duckdb.DuckDBPyConnection
     sources: dict[str, TableFiles]
     created: set[str] = field(default_factory=set)
-    trends: bool = False
 
-    def extend(self, for_sql: str | None, trends: bool) -> None:
-        _create(self.con, _wanted(for_sql, trends), self.sources, self.created)
-        if trends and not self.trends:
-            self.con.execute(TRENDS_SQL)
-            self.trends = True
+    def extend(self, for_sql: str | None) -> None:
+        _create(self.con, wanted(VIEW_PLAN, for_sql), self.sources, self.created)
 
 
 _shared_connections: OrderedDict[tuple[object, ...], _Shared] = OrderedDict()
@@ -280,7 +257,7 @@ def _objects_of(root: S3Location, runs: Sequence[str] | None,
             *((name, p) for name in TABLES for p in sources[name].every))
 
 
-def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
+def _cursor(root: Root, runs: Sequence[str] | None,
             for_sql: str | None = None) -> duckdb.DuckDBPyConnection:
     """A cursor of the trusted database of these files, built once per set of files and
     shared: its views read the files at each query, and each block gets a cursor of its own
@@ -296,14 +273,14 @@ def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
         shared = _shared_connections.get(key)
         if shared is not None:
             _shared_connections.move_to_end(key)
-            shared.extend(for_sql, trends)
+            shared.extend(for_sql)
             return shared.con.cursor()
     shared = _Shared(_database(root), _sources(root, runs, sources))
-    shared.extend(for_sql, trends)
+    shared.extend(for_sql)
     with _shared_lock:
         if key in _shared_connections:  # another thread built it meanwhile: use theirs
             theirs = _shared_connections[key]
-            theirs.extend(for_sql, trends)
+            theirs.extend(for_sql)
             shared.con.close()
             return theirs.con.cursor()
         _shared_connections[key] = shared
@@ -315,7 +292,7 @@ def _cursor(root: Root, runs: Sequence[str] | None, trends: bool = False,
 def run_sql(root: Root, sql: str, params: dict[str, Any] | None = None,
             all_runs: bool = False) -> QueryResult:
     """Our own SQL (trusted), on a ``trusted_connection``."""
-    with trusted_connection(root, params, all_runs, reads_trends(sql), sql) as con:
+    with trusted_connection(root, params, all_runs, sql) as con:
         cursor = con.execute(sql, params or {})
         columns = [d[0] for d in cursor.description or []]
         return QueryResult(columns, cursor.fetchall())
@@ -327,7 +304,7 @@ QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 def run_user_sql(root: Root, sql: str) -> QueryResult:
     """Ad-hoc SQL, read-only: every statement must be a query (DuckDB parses it; a COPY,
     ATTACH, INSTALL, SET, CREATE... is refused before anything runs), on a locked connection."""
-    con = connect(root, locked=True, trends=reads_trends(sql), for_sql=sql)
+    con = connect(root, locked=True, for_sql=sql)
     try:
         statements = con.extract_statements(sql)
         for statement in statements:

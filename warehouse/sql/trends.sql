@@ -1,5 +1,6 @@
 -- Trends across runs (a nightly series, or any runs sharing a suite), created by
--- warehouse.query after views.sql on a connection whose SQL names one of them. A cell is scenario x model x prompt x memory mode (within
+-- warehouse.query after the other view files, on a connection whose SQL names one of them
+-- (warehouse.view_plan). A cell is scenario x model x prompt x memory mode (within
 -- its suite); a run of the cell passes when every trial with a verdict passed (an agent error
 -- or a limit counts against the agent; an incomplete trial, or a verdict left unknown by a
 -- check that raised, counts neither way). Runs are ordered by when they started.

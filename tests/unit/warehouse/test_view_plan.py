@@ -4,6 +4,7 @@ that reads the catalog sees every view."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -12,7 +13,9 @@ from unit.warehouse.test_compact import _warehouse
 
 from warehouse.query import VIEW_PLAN, connect, run_sql, run_user_sql
 
-VIEWS = sorted({s.name for s in VIEW_PLAN if s.name and not s.name.startswith("_")})
+MACROS = sorted({s.name for s in VIEW_PLAN if s.name
+                  and re.search(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?MACRO\b", s.text, re.I)})
+VIEWS = sorted({s.name for s in VIEW_PLAN if s.name and not s.name.startswith("_")} - set(MACROS))
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +32,25 @@ def _views_of(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 def test_the_plan_names_the_views_of_the_sql_files() -> None:
     assert {"trials", "events", "checks", "runs", "trial_outcomes", "failure_map",
-            "tau2_rewards", "judge_pass_rates"} <= set(VIEWS)
+            "tau2_rewards", "judge_pass_rates", "cell_history", "regression_attribution"
+            } <= set(VIEWS)
+    assert {"cell_trials", "cell_window", "regressions_since"} <= set(MACROS)
+
+
+def test_a_trend_macro_is_created_for_the_sql_that_calls_it_and_only_then(root: Path) -> None:
+    sql = "SELECT count(*) FROM cell_window(TIMESTAMP '2000-01-01')"
+    con = connect(root, for_sql=sql)
+    try:
+        assert con.execute(sql).fetchall() == connect(root).execute(sql).fetchall()
+    finally:
+        con.close()
+    plain = connect(root, for_sql="SELECT count(*) FROM trials")
+    try:
+        names = {n for (n,) in plain.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()}
+        assert "cell_window" not in names and "cell_history" not in _views_of(plain)
+    finally:
+        plain.close()
 
 
 @pytest.mark.parametrize("view", VIEWS)
