@@ -370,7 +370,7 @@ def report(
     if name not in REPORTS:
         _fail(f"unknown report {name!r}; known: {', '.join(REPORTS)}")
     if name == "regressions":
-        _report_regressions(since, output_format)
+        _report_regressions(since, output_format, limit)
         return
     if run_id is None:
         _fail(f"report {name} needs --run-id ({RUNS_HINT})")
@@ -395,7 +395,7 @@ def report(
                       "csv for all)")
 
 
-def _report_regressions(since: str, output_format: str) -> None:
+def _report_regressions(since: str, output_format: str, limit: int) -> None:
     from pipeline.cli.trends import print_trends
     from reports.trends import WindowError, window_start
 
@@ -405,7 +405,7 @@ def _report_regressions(since: str, output_format: str) -> None:
         start = window_start(since)
     except WindowError as exc:
         _fail(str(exc))
-    print_trends(console, hygiene.warehouse_root(), start, output_format)
+    print_trends(console, hygiene.warehouse_root(), start, output_format, limit)
 
 
 def _report_html(run_id: str, output: Path | None, baseline: str | None, config: Path | None,

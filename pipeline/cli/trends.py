@@ -17,7 +17,10 @@ REGRESSION_COLUMNS = ["cell", "last passing run", "first failing run", "passed t
 FLAKY_COLUMNS = ["cell", "runs", "passed", "pass rate"]
 
 
-def print_trends(console: Console, root: Root, since: datetime, output_format: str) -> None:
+def print_trends(console: Console, root: Root, since: datetime, output_format: str,
+                 limit: int | None = None) -> None:
+    """The regressed, then the flaky cells; as tables, each shows its first ``limit`` rows and
+    says how many more there are (csv and json give all)."""
     trends = load_trends(root, since)
     window = f"since {since:%Y-%m-%d %H:%M} UTC"
     regressions = [
@@ -37,7 +40,10 @@ def print_trends(console: Console, root: Root, since: datetime, output_format: s
     if not regressions and not flaky:
         console.print(f"no regressed or flaky cell among the runs {window}", markup=False)
         return
-    print_rows(console, REGRESSION_COLUMNS, regressions, output_format,
-               title=f"regressions {window} ({len(regressions)})")
-    print_rows(console, FLAKY_COLUMNS, flaky, output_format,
-               title=f"flaky cells {window} ({len(flaky)})")
+    for columns, rows, what in ((REGRESSION_COLUMNS, regressions, "regressions"),
+                                (FLAKY_COLUMNS, flaky, "flaky cells")):
+        shown = rows if limit is None else rows[:limit]
+        print_rows(console, columns, shown, output_format, title=f"{what} {window} ({len(rows)})")
+        if len(shown) < len(rows):
+            console.print(f"... {len(rows) - len(shown)} more {what} (--limit N, or --format csv "
+                          "for all)", markup=False)

@@ -131,3 +131,23 @@ def test_a_cells_history_counts_each_trials_final_attempt_once(tmp_path: Path) -
     assert (row["trials"], row["judged"], row["passed"], row["incomplete"]) == (2, 2, 1, 0)
     every = run_sql(root, "SELECT trials, judged, passed FROM cell_history", all_runs=True).rows
     assert every == [(2, 2, 1)]
+
+
+def test_a_table_of_many_cells_shows_limit_rows_and_says_how_many_more(
+        prompt_series: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a million trials `report regressions` printed 4,319 flaky cells; a table now shows
+    --limit rows of each (csv and json give all)."""
+    import dataclasses
+
+    from pipeline.cli import trends as cli_trends
+
+    real = load_trends(prompt_series / "warehouse", EVER)
+    many = dataclasses.replace(real, flaky=real.flaky * 5)
+    monkeypatch.setattr(cli_trends, "load_trends", lambda *_: many)
+    since = f"{(datetime.now(UTC) - EVER).days}d"
+    shown = _report(prompt_series, monkeypatch, "--since", since, "--limit", "2")
+    assert "... 3 more flaky cells (--limit N, or --format csv for all)" in shown
+    assert "more regressions" not in shown and "(5)" in shown
+    rows = json.loads(_report(prompt_series, monkeypatch, "--since", since, "--limit", "2",
+                              "--format", "json"))
+    assert sum(r["class"] == "flaky" for r in rows) == 5
