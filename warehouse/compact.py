@@ -62,7 +62,15 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.atomic import NoAtomicExchange, exchange_folders, fsync_dir, move_file
-from warehouse.chosen import ATTEMPT_TABLES, Mark, all_chosen, compacted_name, is_compacted, mark_of
+from warehouse.chosen import (
+    ATTEMPT_TABLES,
+    COMPACTED_PREFIX,
+    Mark,
+    all_chosen,
+    compacted_name,
+    is_compacted,
+    mark_of,
+)
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location
 from warehouse.object_reads import duckdb_filesystem
@@ -184,7 +192,7 @@ def _chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[list[pa.RecordB
 
 def _stem() -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    return f"compact-{stamp}-{uuid.uuid4().hex[:12]}"
+    return f"{COMPACTED_PREFIX}{stamp}-{uuid.uuid4().hex[:12]}"
 
 
 def nothing_to_do(names: Sequence[str]) -> bool:

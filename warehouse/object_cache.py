@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 from warehouse.atomic import atomic_path
@@ -39,6 +40,7 @@ class ObjectCache:
         self.folder = folder
         self.budget_bytes = budget_bytes
         self._trimmed = False
+        self._trimming = threading.Lock()
 
     def _path(self, path: str) -> Path:
         digest = hashlib.sha256(f"{endpoint_url() or ''}\n{path}".encode()).hexdigest()
@@ -54,14 +56,15 @@ class ObjectCache:
     def put(self, path: str, data: bytes) -> None:
         """Keep ``data`` for ``bucket/key`` (a cache: a failure to write is ignored)."""
         if not self._trimmed:
-            self._trimmed = True
-            self.trim()
+            with self._trimming:  # the first write of a process, of whichever thread
+                if not self._trimmed:
+                    self.trim()
+                    self._trimmed = True
         try:
             with atomic_path(self._path(path), durable=False) as temporary:
                 temporary.write_bytes(data)
         except OSError:
             return
-
 
     def trim(self) -> None:
         """The oldest entries removed until the folder holds at most ``budget_bytes``."""
@@ -89,9 +92,13 @@ _kept: ObjectCache | None = None
 
 
 def keep_on_disk(folder: Path | None) -> None:
-    """Keep the objects' bytes in ``folder`` from now on in this process (None: do not)."""
+    """Keep the objects' bytes in ``folder`` from now on in this process (None: do not); asked
+    again for the same folder, the same cache stays (it has trimmed the folder once already)."""
     global _kept
-    _kept = None if folder is None else ObjectCache(folder)
+    if folder is None:
+        _kept = None
+    elif _kept is None or _kept.folder != folder:
+        _kept = ObjectCache(folder)
 
 
 def on_disk() -> ObjectCache | None:

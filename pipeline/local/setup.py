@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from pipeline.local.catalog import local_model
 from pipeline.local.names import LOCAL_PROVIDER
+from pipeline.local.route import LOCAL_SERVICE_PREFIX
 from pipeline.local.weights import ensure_weights
 from pipeline.models.routes import ModelRoute
 
@@ -17,7 +18,6 @@ class LocalRuntimeMissing(RuntimeError):
 def prepare(routes: Iterable[ModelRoute], progress: Callable[[str], None]) -> None:
     """The runtime is installed and every local model's weights are fetched and verified (so a
     first run shows its progress, and fails early)."""
-    from pipeline.local.route import LOCAL_SERVICE_PREFIX  # the route reads the catalogs
     from pipeline.local.server import RUNTIME_MISSING, runtime_installed
 
     names = sorted({r.node_service.removeprefix(LOCAL_SERVICE_PREFIX) for r in routes

@@ -336,3 +336,20 @@ def test_the_object_cache_is_trimmed_oldest_first(tmp_path: Path) -> None:
     second.put("bucket/key-new", b"x")
     kept = [n for n in range(6) if second.get(f"bucket/key-{n}") is not None]
     assert kept == [3, 4, 5] and second.get("bucket/key-new") == b"x"
+
+
+def test_asking_for_the_same_cache_again_keeps_it(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hygiene.warehouse_root()`` asks for the cache at each call: the folder is trimmed once
+    per process, not once per call."""
+    from warehouse import object_cache
+
+    monkeypatch.setattr(object_cache, "_kept", None)
+    object_cache.keep_on_disk(tmp_path / "a")
+    first = object_cache.on_disk()
+    object_cache.keep_on_disk(tmp_path / "a")
+    assert object_cache.on_disk() is first
+    object_cache.keep_on_disk(tmp_path / "b")
+    assert object_cache.on_disk() is not first
+    object_cache.keep_on_disk(None)
+    assert object_cache.on_disk() is None
