@@ -10,10 +10,12 @@ and a run then joins it as a driver the way ``ray.cluster_utils.Cluster`` does. 
 here shares the fate of this process like the one ``ray.init`` starts (the kernel's
 parent-death signal, Ray's reaper process).
 
-What stays (no switch turns them off in Ray 2.60): the dashboard head process (started by
-every head node; without ``include_dashboard`` it loads only its usage-stats module), the
-dashboard agent and the runtime-env agent (the raylet refuses to start without their
-commands, and dies with them).
+Nor is the dashboard head started unless the dashboard is asked for: Ray 2.60 starts it on
+every head node, and without ``include_dashboard`` it loads only its usage-stats module (usage
+stats are off here) and holds about 100 MiB. ``LeanNode`` is Ray's ``Node`` without it; ``ray
+start`` is run with it too (pipeline.runtime.ray_start). What stays: the GCS server, the raylet
+and its two agents (the dashboard agent and the runtime-env agent: the raylet refuses to start
+without their commands, and dies with them).
 
 Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
 tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
@@ -54,6 +56,20 @@ def proxied_environment() -> Iterator[None]:
                 os.environ[key] = value
 
 
+def lean_node_class() -> type[Any]:
+    """Ray's ``Node``, without the dashboard head unless its params include the dashboard."""
+    from ray._private.node import Node
+
+    class LeanNode(Node):  # type: ignore[misc]  # Ray's Node has no type hints
+        def start_api_server(self, *, include_dashboard: bool | None,
+                             raise_on_failure: bool) -> None:
+            if include_dashboard:  # False here, or None for "if it is installed"
+                super().start_api_server(include_dashboard=include_dashboard,
+                                         raise_on_failure=raise_on_failure)
+
+    return LeanNode
+
+
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:
     """Start a head node on loopback with no dashboard, monitors or prestarted workers; join
     it with ``ray.init(address=node.address)`` and end it with ``stop_node``."""
@@ -61,7 +77,6 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
         enable_token_auth_by_default,
         ensure_token_if_auth_enabled,
     )
-    from ray._private.node import Node
     from ray._private.parameter import RayParams
 
     config = dict(LEAN_SYSTEM_CONFIG)
@@ -75,8 +90,8 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
     enable_token_auth_by_default()
     ensure_token_if_auth_enabled(config, create_token_if_missing=True)
     with proxied_environment():
-        return Node(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
-                    ray_init_cluster=True)
+        return lean_node_class()(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
+                                 ray_init_cluster=True)
 
 
 def stop_node(node: Any) -> None:

@@ -109,7 +109,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     temp_dir = f"/tmp/agentsweep-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
     say("starting Ray head")
     dashboard_port = _free_port() if dashboard else None
-    ray = _spawn([str(Path(sys.executable).parent / "ray"), "start", "--head",
+    ray = _spawn([sys.executable, "-m", "pipeline.runtime.ray_start", "start", "--head",
                   f"--node-ip-address={HOST}", f"--port={ray_port}",
                   f"--num-cpus={cpus or os.cpu_count() or 1}",
                   *_dashboard_flags(dashboard_port),

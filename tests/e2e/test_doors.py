@@ -116,7 +116,7 @@ def test_the_stacks_ray_head_runs_no_monitor_dashboard_or_idle_worker(
     _, state = stack
     kinds = [kind_of(command) for command in node_processes(state["ray_temp_dir"]).values()]
     assert LEAN <= set(kinds), kinds
-    assert not {"log monitor", "autoscaler monitor", "idle worker"} & set(kinds), kinds
+    assert not {"log monitor", "autoscaler monitor", "idle worker", "dashboard"} & set(kinds), kinds
     extra = [kind for kind in kinds if kind not in LEAN]
     assert extra and all(kind.startswith("ray::TrialWorker") for kind in extra), kinds
     assert "ray start wrapper" not in kinds  # `ray start` exits once the node is up

@@ -1,7 +1,6 @@
 """The local Ray a run starts runs only the processes a run uses (pipeline.runtime.local_ray):
-no autoscaler monitor, no log monitor, no prestarted idle worker, the dashboard head with its
-usage-stats module only; and it still runs tasks, reports a worker's error to the driver and
-stops every process it started."""
+no autoscaler monitor, no log monitor, no prestarted idle worker, no dashboard head; and it
+still runs tasks, reports a worker's error to the driver and stops every process it started."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers.ray_processes import LEAN, kind_of, node_processes
 
-from pipeline.runtime.local_ray import LEAN_START_FLAGS
+from pipeline.runtime.local_ray import LEAN_START_FLAGS, lean_node_class
 from pipeline.runtime.stack import _dashboard_flags
 
 REPO = Path(__file__).resolve().parents[3]
@@ -60,8 +59,6 @@ def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: s
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     kinds = sorted(kind_of(command) for command in seen["before"].values())
     assert set(kinds) == LEAN and len(kinds) == len(LEAN), kinds
-    dashboard = next(c for c in seen["before"].values() if kind_of(c) == "dashboard")
-    assert "--modules-to-load=UsageStatsHead" in dashboard  # the head, not the dashboard UI
     assert "raised in a worker" in seen["error"]  # errors reach the driver without a log monitor
     deadline = time.monotonic() + 10
     while node_processes(ray_temp) and time.monotonic() < deadline:
@@ -118,3 +115,18 @@ def test_a_local_ray_started_early_in_a_thread_outlives_the_thread_and_is_the_on
     while node_processes(ray_temp) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not node_processes(ray_temp), "the early Ray outlived the run"
+
+
+@pytest.mark.parametrize(("include_dashboard", "started"), [(False, False), (None, False),
+                                                            (True, True)])
+def test_a_lean_node_starts_the_dashboard_head_only_when_the_dashboard_is_asked_for(
+        include_dashboard: bool | None, started: bool) -> None:
+    from unittest import mock
+
+    from ray._private.node import Node
+
+    lean = lean_node_class()
+    node = object.__new__(lean)  # the method alone: no node is started
+    with mock.patch.object(Node, "start_api_server") as ray_starts_it:
+        node.start_api_server(include_dashboard=include_dashboard, raise_on_failure=False)
+    assert ray_starts_it.called is started
