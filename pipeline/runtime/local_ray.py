@@ -60,7 +60,7 @@ def lean_node_class() -> type[Any]:
     """Ray's ``Node``, without the dashboard head unless its params include the dashboard."""
     from ray._private.node import Node
 
-    class LeanNode(Node):  # type: ignore[misc]  # Ray's Node has no type hints
+    class LeanNode(Node):
         def start_api_server(self, *, include_dashboard: bool | None,
                              raise_on_failure: bool) -> None:
             if include_dashboard:  # False here, or None for "if it is installed"

@@ -14,8 +14,9 @@ from pipeline.runtime.local_ray import lean_node_class
 
 
 def main() -> None:
-    ray._private.node.Node = lean_node_class()  # `ray start` builds ray._private.node.Node(...)
-    ray_main()
+    # `ray start` builds ray._private.node.Node(...): the lean one, in this process only.
+    ray._private.node.Node = lean_node_class()  # type: ignore[misc]
+    ray_main()  # type: ignore[no-untyped-call]
 
 
 if __name__ == "__main__":
