@@ -15,6 +15,11 @@ another thread's. It is installed as LiteLLM's ``client_session`` (its documente
 the HTTP client) unless a user supplied one. Proxies from the environment still apply
 (``httpx.Client`` mounts them beside the transport), TLS verification is LiteLLM's own
 (``get_ssl_configuration``), and each call's timeout is the SDK's, as before.
+
+The client reads a response's cookies only when it sets one (``CookiesWhenSet``): httpx reads
+every response into its cookie jar through a urllib request and response made for the purpose,
+about 7% of a LiteLLM call's CPU (benchmarks/model_call_cpu.py under py-spy) for APIs that
+send no cookie.
 """
 
 from __future__ import annotations
@@ -54,6 +59,15 @@ class PerThreadTransport(httpx.BaseTransport):
             transport.close()
 
 
+class CookiesWhenSet(httpx.Cookies):
+    """A client's cookie jar that reads only responses with a ``Set-Cookie`` header: the same
+    cookies are kept, without the work for a response that sets none."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        if "set-cookie" in response.headers:
+            super().extract_cookies(response)
+
+
 def install(litellm: Any) -> None:
     """Give LiteLLM's OpenAI-compatible calls a client with a pool per thread, unless the user
     set ``litellm.client_session`` (then theirs is used as is)."""
@@ -63,4 +77,6 @@ def install(litellm: Any) -> None:
 
     http2 = http2_enabled()
     transport = PerThreadTransport(verify=get_ssl_configuration(http2=http2), http2=http2)
-    litellm.client_session = httpx.Client(transport=transport, follow_redirects=True)
+    client = httpx.Client(transport=transport, follow_redirects=True)
+    client._cookies = CookiesWhenSet()  # the `cookies` setter would wrap it in a plain Cookies
+    litellm.client_session = client

@@ -254,3 +254,35 @@ def test_litellms_own_cache_entry_is_not_a_users_callback(
     assert not litellm_overhead.logging_configured(litellm)
     assert reference_client(server).complete(USER, None).content == "done."
     assert submitted == []
+
+
+def test_the_client_reads_cookies_only_from_a_response_that_sets_one(
+        litellm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx reads every response into its cookie jar; the installed client skips the
+    responses without ``Set-Cookie`` and still keeps the cookies a response sets."""
+    import httpx
+
+    from pipeline.models.http_pools import CookiesWhenSet
+
+    assert isinstance(litellm.client_session.cookies, CookiesWhenSet)
+    read: list[str] = []
+    real = httpx.Cookies.extract_cookies
+
+    def counting(self: httpx.Cookies, response: httpx.Response) -> None:
+        read.append(str(response.url))
+        real(self, response)
+
+    monkeypatch.setattr(httpx.Cookies, "extract_cookies", counting)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/sets":
+            return httpx.Response(200, headers={"set-cookie": "lb=node-2; Path=/"})
+        return httpx.Response(200, json={"cookie": request.headers.get("cookie")})
+
+    client = httpx.Client(transport=httpx.MockTransport(answer))
+    client._cookies = CookiesWhenSet()
+    client.get("http://api.test/plain")
+    assert read == []
+    client.get("http://api.test/sets")
+    assert read == ["http://api.test/sets"] and client.cookies.get("lb") == "node-2"
+    assert client.get("http://api.test/plain").json() == {"cookie": "lb=node-2"}
