@@ -77,6 +77,19 @@ def rss_mib(pid: int) -> float:
         return 0.0
 
 
+def pss_mib(pid: int) -> float:
+    """Proportional set size: each resident page divided among the processes that map it (the
+    shared libraries and interpreter pages that summed RSS counts once per process)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0.0
+
+
 def run_tree(root: int, marker: str) -> set[int]:
     """``root`` and its descendants, plus every process naming ``marker`` (the run's Ray temp
     dir) in its command line or environment, and its descendants."""

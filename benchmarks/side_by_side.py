@@ -25,7 +25,9 @@ workers, which the raylet starts and reaps itself: rusage of the command never s
 A process that ends between two samples loses its last <= 100 ms. The reference server's own
 CPU is not counted; its log counts the model calls each step made (printed, a check of the
 workload). Marginal CPU per model call = (CPU of the N-trial run - CPU of the second warm
-1-trial run) / (6 x (N - 1)). Peak RSS is the N-trial run's, the warm stack included.
+1-trial run) / (6 x (N - 1)). Peak RSS is the N-trial run's, the warm stack included; peak PSS
+beside it divides each shared page (the interpreter, Ray's and pyarrow's libraries) among the
+processes that map it, where summed RSS counts it once per process.
 
 Loopback only: when ``unshare -rn`` works the whole benchmark re-runs itself in a new user and
 network namespace whose only interface is ``lo`` (Inspect is installed before that); otherwise
@@ -50,7 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory import cmdline, kind_of, rss_mib, run_tree
+from memory import cmdline, kind_of, pss_mib, rss_mib, run_tree
 from startup import _env, _first_trial
 from throughput import cpu_s
 
@@ -75,6 +77,8 @@ class Measured:
     processes_at_peak: int
     at_peak_mib: dict[str, float]
     """RSS at the peak, by kind of process (``memory.KINDS``)."""
+    peak_pss_mib: float = 0.0
+    """Peak of the summed proportional set size (shared pages divided among their users)."""
     first_trial_s: float | None = None
     model_calls: int = 0
     """Generate requests the reference server answered during the command (from its log)."""
@@ -95,7 +99,7 @@ def measure(command: list[str], env: dict[str, str], marker: str, log: Path,
     CPU of processes alive before it started (a warm stack) counts from their start value."""
     base = {pid: cpu_s(pid) for pid in run_tree(-1, marker)}
     last: dict[int, float] = {}
-    peak, count, kinds = 0.0, 0, {}
+    peak, count, kinds, peak_pss = 0.0, 0, {}, 0.0
     started = time.time()
     with log.open("ab") as out:
         proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -103,14 +107,16 @@ def measure(command: list[str], env: dict[str, str], marker: str, log: Path,
         while True:
             done = proc.poll() is not None
             pids = run_tree(proc.pid, marker)
-            rss = 0.0
+            rss = pss = 0.0
             for pid in pids:
                 used = cpu_s(pid)
                 if used:
                     last[pid] = max(used, last.get(pid, 0.0))
                 rss += rss_mib(pid)
+                pss += pss_mib(pid)
             if rss > peak:
                 peak, count, kinds = rss, len(pids), _by_kind(pids, proc.pid)
+            peak_pss = max(peak_pss, pss)
             if done:
                 break
             time.sleep(interval_s)
@@ -119,7 +125,7 @@ def measure(command: list[str], env: dict[str, str], marker: str, log: Path,
         tail = log.read_text("utf-8", errors="replace")[-3000:]
         raise RuntimeError(f"{' '.join(command[:3])} failed ({proc.returncode}):\n{tail}")
     cpu = sum(used - base.get(pid, 0.0) for pid, used in last.items())
-    return Measured(wall, cpu, peak, count, kinds)
+    return Measured(wall, cpu, peak, count, kinds, peak_pss)
 
 
 def served(work: Path) -> int:
@@ -433,6 +439,8 @@ def rows(results: dict[str, dict[str, Measured]], trials: int) -> list[tuple[str
         (f"peak summed RSS, {trials} trials (MiB)", each(lambda s: s["many"].peak_rss_mib),
          "{:.0f}"),
         ("processes at that peak", each(lambda s: s["many"].processes_at_peak), "{:.0f}"),
+        (f"peak summed PSS, {trials} trials (MiB)", each(lambda s: s["many"].peak_pss_mib),
+         "{:.0f}"),
     ]
 
 
