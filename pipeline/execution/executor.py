@@ -149,7 +149,9 @@ of trial threads ready at once the lock changed hands mostly on demand, not when
 blocked on its socket. Measured (benchmarks/model_call_cpu.py --threads 64, idle machine): 3.97
 ms CPU per LiteLLM call at 0.005 s, 3.56 ms at 0.02 s and 3.57 ms at 0.05 s; one thread alone:
 3.1 ms either way. A thread waiting on the network lets go of the lock at once, so a
-latency-bound sweep's threads are no slower to start."""
+latency-bound sweep's threads are no slower to start. Set at a worker's first trial, not when it
+starts: while it imports LiteLLM (one thread, busy for about 2 s), Ray's own threads would wait
+longer for the lock, and a cold run's first trial came about 0.3 s later."""
 
 
 class TrialWorker:
@@ -158,12 +160,12 @@ class TrialWorker:
     the actor's own: its interpreter's switch interval is set for the trial threads."""
 
     def __init__(self, worker_id: str) -> None:
-        sys.setswitchinterval(TRIAL_THREADS_SWITCH_INTERVAL_S)
         # LiteLLM is imported by the first call that needs it (pipeline.models.client): a
         # worker running only in-process models (the reference models) never pays for it.
         self.worker_id = worker_id
         self.holder = Holder()
         self._running = 0
+        self._ran = False
         self._running_lock = threading.Lock()
 
     def running_attempts(self) -> int:
@@ -175,6 +177,9 @@ class TrialWorker:
         """Run one attempt; ``parcel`` brings the run's shared parts this worker lacks
         (pipeline.execution.parcels)."""
         with self._running_lock:
+            if not self._ran:
+                sys.setswitchinterval(TRIAL_THREADS_SWITCH_INTERVAL_S)
+                self._ran = True
             self._running += 1
         try:
             return self._run(plan_id, compact, attempt_key, parcel)
