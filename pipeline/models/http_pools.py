@@ -18,8 +18,8 @@ the HTTP client) unless a user supplied one. Proxies from the environment still 
 
 The client reads a response's cookies only when it sets one (``CookiesWhenSet``): httpx reads
 every response into its cookie jar through a urllib request and response made for the purpose,
-about 7% of a LiteLLM call's CPU (benchmarks/model_call_cpu.py under py-spy) for APIs that
-send no cookie.
+for APIs that send no cookie (py-spy put 7% of a call's samples there; benchmarks/
+model_call_cpu.py: 3.22 ms of CPU per call before, 3.09 ms after).
 """
 
 from __future__ import annotations

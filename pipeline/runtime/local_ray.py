@@ -28,6 +28,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from pipeline.runtime.hygiene import RAY_START_PROXY
@@ -56,14 +57,16 @@ def proxied_environment() -> Iterator[None]:
                 os.environ[key] = value
 
 
+@cache
 def lean_node_class() -> type[Any]:
-    """Ray's ``Node``, without the dashboard head unless its params include the dashboard."""
+    """Ray's ``Node``, without the dashboard head unless its params ask for the dashboard
+    (``include_dashboard`` True; Ray's None, "if it is installed", does not ask)."""
     from ray._private.node import Node
 
     class LeanNode(Node):
         def start_api_server(self, *, include_dashboard: bool | None,
                              raise_on_failure: bool) -> None:
-            if include_dashboard:  # False here, or None for "if it is installed"
+            if include_dashboard:
                 super().start_api_server(include_dashboard=include_dashboard,
                                          raise_on_failure=raise_on_failure)
 

@@ -18,7 +18,7 @@ ROWS = ("marginal CPU per model call (ms)", "5 trials, warm stack: CPU (s)",
         "1-trial run, warm, first on the stack: CPU (s)",
         "1-trial run, warm, again: first trial (s)", "1-trial run, warm, again: CPU (s)",
         "peak summed RSS, 5 trials (MiB)", "processes at that peak",
-        "`agentsweep up`: wall / CPU (s)")
+        "peak summed PSS, 5 trials (MiB)", "`agentsweep up`: wall / CPU (s)")
 
 
 def _table(stdout: str) -> dict[str, list[str]]:
@@ -34,7 +34,7 @@ def test_the_table_has_a_row_per_measure_and_a_ratio_per_row() -> None:
     def measured(cpu: float) -> bench.Measured:
         return bench.Measured(wall_s=2 * cpu, cpu_s=cpu, peak_rss_mib=100 * cpu,
                               processes_at_peak=3, at_peak_mib={"the command": 100 * cpu},
-                              first_trial_s=cpu / 2, model_calls=6)
+                              peak_pss_mib=80 * cpu, first_trial_s=cpu / 2, model_calls=6)
 
     steps = {"cold": 4.0, "warm": 2.0, "warm again": 1.0, "many": 1.6}
     results = {"agentsweep": {**{s: measured(c) for s, c in steps.items()}, "up": measured(9)},
@@ -42,6 +42,7 @@ def test_the_table_has_a_row_per_measure_and_a_ratio_per_row() -> None:
     table = _table(bench.table(results, 5))
     assert list(table) == list(ROWS)
     assert table["marginal CPU per model call (ms)"] == ["25.00", "12.50", "2.00"]  # 600/24
+    assert table["peak summed PSS, 5 trials (MiB)"] == ["128", "64", "2.00"]  # 80 x 1.6
     assert table["`agentsweep up`: wall / CPU (s)"] == ["18.0 / 9.0", "-", "-"]
 
 
