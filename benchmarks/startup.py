@@ -33,8 +33,7 @@ SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
 RUN = ["run", "--suite", str(SUITE), "--scenario", "V1", "--memory-mode", "chat",
        "--repeats", "1"]
 PHASES = ["checking the inputs", "starting the Prefect flow", "planning",
-          "starting a local Ray", "connecting to Ray", "starting workers",
-          "waiting for Prefect's API", "trials",
+          "starting a local Ray", "connecting to Ray", "starting workers", "trials",
           "first trial started", "done"]
 
 

@@ -26,8 +26,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pipeline.runtime.phases import mark
-
 API_FACTORY = "prefect.server.api.server:create_app"
 """In the command line of Prefect's API subprocesses (ephemeral, or ``prefect server start
 --background``)."""
@@ -54,11 +52,9 @@ class RunApi:
 
     def ready(self, timeout_s: float | None = None) -> None:
         """Wait until the API answers its health check (``PrefectApiError`` if it stopped or
-        did not answer in time). A wait is a phase of its own ("waiting for Prefect's API"):
-        on a cold run it is most of the time between starting the workers and planning."""
+        did not answer in time)."""
         if self._ready:
             return
-        waiting = False
         limit = timeout_s if timeout_s is not None else float(
             os.environ.get(STARTUP_TIMEOUT_ENV) or 180)
         deadline = time.monotonic() + limit
@@ -73,9 +69,6 @@ class RunApi:
                         return
             except OSError:
                 pass
-            if not waiting:
-                mark("waiting for Prefect's API")
-                waiting = True
             time.sleep(0.05)
         raise PrefectApiError(f"the run's Prefect API did not answer within {limit:.0f} s")
 

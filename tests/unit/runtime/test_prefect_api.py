@@ -5,19 +5,13 @@ on the home's own database, and gone with the run."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pipeline.runtime import phases, prefect_api
+from pipeline.runtime import prefect_api
 from pipeline.runtime.hygiene import prepare_prefect_home
 from pipeline.runtime.prefect_api import API_FACTORY, EPHEMERAL_MARK
 from pipeline.runtime.prefect_state import own_database
@@ -60,51 +54,3 @@ def test_no_api_is_started_when_the_process_has_one(prefect_home: Path,
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # a stack, a server
     assert prefect_api.start() is None and prefect_api.current() is None
     assert own_database(prefect_home) is None
-
-
-
-class _Healthy(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"true")
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.mark.parametrize("up_after_s", [None, 0.3])
-def test_waiting_for_the_api_is_a_phase_only_when_there_is_a_wait(
-        up_after_s: float | None) -> None:
-    """A cold run's wait for its API shows as a phase of its own; an API already answering
-    adds none, and nor does a second ``ready``."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    servers: list[ThreadingHTTPServer] = []
-
-    def serve() -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", port), _Healthy)
-        servers.append(server)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-
-    seen: list[str] = []
-    unlisten = phases.listen(seen.append)
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        if up_after_s is None:
-            serve()
-        else:
-            threading.Timer(up_after_s, serve).start()
-        api = prefect_api.RunApi(process, f"http://127.0.0.1:{port}/api")
-        api.ready(timeout_s=20)
-        api.ready(timeout_s=20)
-    finally:
-        unlisten()
-        process.kill()
-        process.wait()
-        for server in servers:
-            server.shutdown()
-            server.server_close()
-    assert servers  # the API answered
-    assert seen.count("waiting for Prefect's API") == (0 if up_after_s is None else 1), seen
