@@ -10,12 +10,15 @@ and a run then joins it as a driver the way ``ray.cluster_utils.Cluster`` does. 
 here shares the fate of this process like the one ``ray.init`` starts (the kernel's
 parent-death signal, Ray's reaper process).
 
-Nor is the dashboard head started unless the dashboard is asked for: Ray 2.60 starts it on
-every head node, and without ``include_dashboard`` it loads only its usage-stats module (usage
-stats are off here) and holds about 100 MiB. ``LeanNode`` is Ray's ``Node`` without it; ``ray
-start`` is run with it too (pipeline.runtime.ray_start). What stays: the GCS server, the raylet
-and its two agents (the dashboard agent and the runtime-env agent: the raylet refuses to start
-without their commands, and dies with them).
+The stack's head (``agentsweep up``) also starts no dashboard head unless the dashboard is
+asked for: Ray 2.60 starts it on every head node, and without ``include_dashboard`` it loads
+only its usage-stats module (usage stats are off here) and holds about 100 MiB. ``LeanNode`` is
+Ray's ``Node`` without it, and ``ray start`` runs with it (pipeline.runtime.ray_start). A run's
+own node (``start_node``) still has it: with the lean node there, a pytest worker that ran
+many in-process sweeps twice lost its Ray connection in CI (cause not found), so that part
+waits. What stays in both: the GCS server, the raylet and its two agents (the dashboard agent
+and the runtime-env agent: the raylet refuses to start without their commands, and dies with
+them).
 
 Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
 tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
@@ -74,12 +77,13 @@ def lean_node_class() -> type[Any]:
 
 
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:
-    """Start a head node on loopback with no dashboard, monitors or prestarted workers; join
+    """Start a head node on loopback with no monitors or prestarted workers; join
     it with ``ray.init(address=node.address)`` and end it with ``stop_node``."""
     from ray._private.authentication.authentication_token_setup import (
         enable_token_auth_by_default,
         ensure_token_if_auth_enabled,
     )
+    from ray._private.node import Node
     from ray._private.parameter import RayParams
 
     config = dict(LEAN_SYSTEM_CONFIG)
@@ -93,8 +97,8 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
     enable_token_auth_by_default()
     ensure_token_if_auth_enabled(config, create_token_if_missing=True)
     with proxied_environment():
-        return lean_node_class()(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
-                                 ray_init_cluster=True)
+        return Node(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
+                    ray_init_cluster=True)
 
 
 def stop_node(node: Any) -> None:

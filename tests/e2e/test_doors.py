@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import MEETING_SUITE, REPO
-from helpers.ray_processes import LEAN, kind_of, node_processes
+from helpers.ray_processes import LEAN_STACK, kind_of, node_processes
 
 BIN = Path(sys.executable).parent
 SWAP_SPEC = REPO / "infra" / "sweeps" / "model_swap.yaml"
@@ -115,9 +115,9 @@ def test_the_stacks_ray_head_runs_no_monitor_dashboard_or_idle_worker(
         stack: tuple[Path, dict[str, Any]]) -> None:
     _, state = stack
     kinds = [kind_of(command) for command in node_processes(state["ray_temp_dir"]).values()]
-    assert LEAN <= set(kinds), kinds
+    assert LEAN_STACK <= set(kinds), kinds
     assert not {"log monitor", "autoscaler monitor", "idle worker", "dashboard"} & set(kinds), kinds
-    extra = [kind for kind in kinds if kind not in LEAN]
+    extra = [kind for kind in kinds if kind not in LEAN_STACK]
     assert extra and all(kind.startswith("ray::TrialWorker") for kind in extra), kinds
     assert "ray start wrapper" not in kinds  # `ray start` exits once the node is up
 

@@ -16,9 +16,12 @@ KINDS = (  # (kind, a piece of its command line), first match wins
     ("ray start wrapper", " start --block"),
 )
 
-LEAN = {"gcs_server", "raylet", "dashboard agent", "runtime-env agent"}
-"""What a node of pipeline.runtime.local_ray runs before any worker starts (the raylet starts
-both agents whatever it is told; the dashboard head is left out)."""
+LEAN = {"gcs_server", "raylet", "dashboard", "dashboard agent", "runtime-env agent"}
+"""What a run's own node (pipeline.runtime.local_ray.start_node) runs before any worker starts
+(Ray 2.60 starts the dashboard head and both agents whatever it is told)."""
+LEAN_STACK = LEAN - {"dashboard"}
+"""What the stack's head runs (``agentsweep up``, through pipeline.runtime.ray_start): no
+dashboard head."""
 
 
 def _children() -> dict[int, list[int]]:

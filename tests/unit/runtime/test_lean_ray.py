@@ -1,6 +1,8 @@
 """The local Ray a run starts runs only the processes a run uses (pipeline.runtime.local_ray):
-no autoscaler monitor, no log monitor, no prestarted idle worker, no dashboard head; and it
-still runs tasks, reports a worker's error to the driver and stops every process it started."""
+no autoscaler monitor, no log monitor, no prestarted idle worker, the dashboard head with its
+usage-stats module only; and it still runs tasks, reports a worker's error to the driver and
+stops every process it started. The stack's head leaves the dashboard head out too
+(tests/e2e/test_doors.py)."""
 
 from __future__ import annotations
 
@@ -59,6 +61,8 @@ def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: s
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     kinds = sorted(kind_of(command) for command in seen["before"].values())
     assert set(kinds) == LEAN and len(kinds) == len(LEAN), kinds
+    dashboard = next(c for c in seen["before"].values() if kind_of(c) == "dashboard")
+    assert "--modules-to-load=UsageStatsHead" in dashboard  # the head, not the dashboard UI
     assert "raised in a worker" in seen["error"]  # errors reach the driver without a log monitor
     deadline = time.monotonic() + 10
     while node_processes(ray_temp) and time.monotonic() < deadline:
