@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,31 +91,48 @@ def browser() -> Iterator[Browser]:
 
 
 class _Pages:
-    """The one browser of the module answers from whichever viewer a test started."""
+    """The one browser of the module answers from whichever viewer a test started. A late
+    request of an earlier test's page (a poll already on its way when that page went) asks for
+    a viewer that is gone: it fails, and is not counted against the current one."""
 
     def __init__(self) -> None:
         self.current: Viewer | None = None
+        self.gone: set[str] = set()
 
     def serve(self, url: str) -> Any:
         if self.current is None:
             return None
+        if not url.startswith(self.current.origin) and any(url.startswith(o) for o in self.gone):
+            return None
         return self.current.serve(url)
+
+
+@contextmanager
+def _shown(browser: Browser, options: ViewOptions) -> Iterator[Viewer]:
+    """A viewer over ``options`` that the module's browser reaches; when the block ends,
+    nothing its pages asked for went anywhere but that viewer on loopback, and no script
+    failed."""
+    pages: _Pages = browser.pages  # type: ignore[attr-defined]
+    browser.call("Page.navigate", {"url": "about:blank"})  # the last test's page is gone
+    with viewer(options) as served:
+        pages.current = served
+        browser.requests.clear()
+        browser.errors.clear()
+        try:
+            yield served
+        finally:
+            pages.current = None
+            pages.gone.add(served.origin)
+        assert served.refused == []
+        requests = [u for u in browser.requests if u != "about:blank"]
+        assert all(u.startswith(served.origin) for u in requests), requests
+        assert browser.errors == []
 
 
 @pytest.fixture
 def site(options: ViewOptions, browser: Browser) -> Iterator[Viewer]:
-    browser.call("Page.navigate", {"url": "about:blank"})  # the last test's page is gone
-    time.sleep(0.2)
-    with viewer(options) as served:
-        browser.pages.current = served  # type: ignore[attr-defined]
-        browser.requests.clear()
-        browser.errors.clear()
+    with _shown(browser, options) as served:
         yield served
-        browser.pages.current = None  # type: ignore[attr-defined]
-        # nothing the pages asked for went anywhere but the viewer on loopback
-        assert served.refused == []
-        assert all(u.startswith(served.origin) for u in browser.requests), browser.requests
-        assert browser.errors == []
 
 
 def _texts(browser: Browser, selector: str) -> list[str]:
@@ -249,8 +267,7 @@ def test_a_running_sweeps_progress_advances_on_the_page(
         return str(browser.evaluate("(document.querySelector('tr[data-run=\"live-run\"] "
                                     "td.state') || {}).textContent || ''"))
 
-    with viewer(options) as served:
-        browser.pages.current = served  # type: ignore[attr-defined]
+    with _shown(browser, options) as served:
         browser.open_url(served.origin)
         browser.wait_for("document.querySelector('tr[data-run=\"live-run\"]') !== null")
         assert progress().startswith("running") and f"0/{len(results)} done" in progress()
@@ -274,8 +291,6 @@ def test_a_running_sweeps_progress_advances_on_the_page(
         passed = browser.evaluate("document.querySelector('tr[data-run=\"live-run\"] "
                                   "td.passed').textContent")
         assert int(passed) == sum(1 for r in results if r.trial.passed)
-        browser.pages.current = None  # type: ignore[attr-defined]
-        assert served.refused == []
 
 
 @pytest.mark.slow  # a real headless Chromium
@@ -313,13 +328,11 @@ def test_the_trends_page_attributes_the_regression_to_the_prompt_hash(
 @pytest.mark.slow  # a real headless Chromium
 def test_nothing_recorded_changed_on_a_silent_series(tmp_path: Path, browser: Browser) -> None:
     series(tmp_path / "warehouse", "none")
-    with viewer(ViewOptions(tmp_path / "warehouse", str)) as served:
-        browser.pages.current = served  # type: ignore[attr-defined]
+    with _shown(browser, ViewOptions(tmp_path / "warehouse", str)) as served:
         browser.open_url(served.origin + "trends?since=99999d")
         browser.wait_for("document.body.dataset.loaded === '1'")
         changed = browser.evaluate("document.querySelector('table.regressions "
                                    "tr[data-scenario=BREAKS] td.what-changed').textContent")
-        browser.pages.current = None  # type: ignore[attr-defined]
     assert changed == "nothing recorded changed (flakiness, or the provider)"
 
 
