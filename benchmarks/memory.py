@@ -43,7 +43,8 @@ KINDS = (  # (kind, a piece of its command line), first match wins
     ("runtime-env agent", "ray::RuntimeEnvAgent"),
     ("other Ray actor", "ray::"),
     ("gcs_server", "gcs_server"),
-    ("raylet", "raylet/raylet"),
+    ("raylet", "raylet/raylet"),  # its command line names the agents: it comes first
+    ("idle dashboard agent", "idle_dashboard_agent.py"),
     ("dashboard agent", "dashboard/agent.py"),
     ("dashboard", "dashboard/dashboard.py"),
     ("runtime-env agent", "runtime_env/agent/main.py"),

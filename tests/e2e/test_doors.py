@@ -111,12 +111,13 @@ def _popen_flow(home: Path, module: str, *args: str) -> tuple[int, int, str, str
 
 
 @pytest.mark.slow
-def test_the_stacks_ray_head_runs_no_monitor_dashboard_or_idle_worker(
+def test_the_stacks_ray_head_runs_no_monitor_dashboard_ray_agent_or_idle_worker(
         stack: tuple[Path, dict[str, Any]]) -> None:
     _, state = stack
     kinds = [kind_of(command) for command in node_processes(state["ray_temp_dir"]).values()]
     assert LEAN_STACK <= set(kinds), kinds
-    assert not {"log monitor", "autoscaler monitor", "idle worker", "dashboard"} & set(kinds), kinds
+    assert not {"log monitor", "autoscaler monitor", "idle worker", "dashboard",
+                "dashboard agent"} & set(kinds), kinds
     extra = [kind for kind in kinds if kind not in LEAN_STACK]
     assert extra and all(kind.startswith("ray::TrialWorker") for kind in extra), kinds
     assert "ray start wrapper" not in kinds  # `ray start` exits once the node is up

@@ -12,16 +12,18 @@ KINDS = (  # (kind, a piece of its command line), first match wins
     ("runtime-env agent", "ray::RuntimeEnvAgent"),
     ("idle worker", "ray::IDLE"),
     ("gcs_server", "gcs_server"),
-    ("raylet", "raylet/raylet"),
+    ("raylet", "raylet/raylet"),  # its command line names the idle agent: it comes first
+    ("idle dashboard agent", "idle_dashboard_agent.py"),
     ("ray start wrapper", " start --block"),
 )
 
 LEAN = {"gcs_server", "raylet", "dashboard", "dashboard agent", "runtime-env agent"}
 """What a run's own node (pipeline.runtime.local_ray.start_node) runs before any worker starts
 (Ray 2.60 starts the dashboard head and both agents whatever it is told)."""
-LEAN_STACK = LEAN - {"dashboard"}
+LEAN_STACK = LEAN - {"dashboard", "dashboard agent"} | {"idle dashboard agent"}
 """What the stack's head runs (``agentsweep up``, through pipeline.runtime.ray_start): no
-dashboard head."""
+dashboard head, and the idle stand-in for Ray's minimal dashboard agent
+(pipeline/runtime/idle_dashboard_agent.py)."""
 
 
 def _children() -> dict[int, list[int]]:

@@ -1,0 +1,81 @@
+"""What the stack's raylet starts in place of Ray's dashboard agent when that agent would run
+minimal (``--minimal``: Ray's dashboard extras are not installed, as here).
+
+Ray's minimal agent (``ray/dashboard/agent.py`` in Ray 2.60) loads no module, serves no port and
+exports no metric: it writes -1 into the node's three agent port files (the raylet waits for
+them before it registers the node), records those -1 ports in the GCS for the dashboard head
+(none runs without the extras), and waits until its raylet is gone. That costs a Python process
+with all of Ray imported: about 96 MiB of RSS on a warm stack. This stand-in writes the same
+port files and waits the same way, with the standard library alone (about 10 MiB). The raylet
+fate-shares with it as with Ray's agent: if it exits, the raylet exits too, so it exits only
+when its raylet is gone or it is told to stop.
+
+Run by path, as Ray runs its agent (``python -u idle_dashboard_agent.py --node-id=... ...``):
+it imports nothing from the project. pipeline.runtime.ray_start puts it in the raylet's
+command line; a node that runs the real dashboard keeps Ray's agent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+PORT_NAMES = ("metrics_agent_port", "metrics_export_port", "dashboard_agent_listen_port")
+"""The agent's port files (``<name>_<node id>`` in the session dir), as Ray names them
+(``ray._raylet``; tests/unit/runtime/test_idle_dashboard_agent.py compares)."""
+NOT_SERVED = -1
+"""What Ray's minimal agent writes into each: the service is not running."""
+WATCH_S = 1.0
+"""How often the parent (the raylet) is checked, beside the kernel's parent-death signal."""
+_PR_SET_PDEATHSIG = 1
+
+
+def flags(argv: list[str]) -> dict[str, str]:
+    """``--name=value`` arguments by name (Ray passes every one in that form)."""
+    found: dict[str, str] = {}
+    for arg in argv:
+        if arg.startswith("--") and "=" in arg:
+            name, value = arg[2:].split("=", 1)
+            found[name] = value
+    return found
+
+
+def write_ports(session_dir: Path, node_id: str) -> None:
+    """Each port file, whole or not at all (the raylet reads it as soon as it exists)."""
+    for name in PORT_NAMES:
+        target = session_dir / f"{name}_{node_id}"
+        partial = target.with_name(target.name + ".partial")
+        partial.write_text(str(NOT_SERVED))
+        os.replace(partial, target)
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # the watch loop below still notices
+
+
+def main(argv: list[str]) -> int:
+    given = flags(argv)
+    missing = [name for name in ("node-id", "session-dir") if not given.get(name)]
+    if missing:
+        print(f"idle dashboard agent: missing {', '.join('--' + m for m in missing)}",
+              file=sys.stderr)
+        return 2
+    raylet = os.getppid()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    _die_with_parent()
+    write_ports(Path(given["session-dir"]), given["node-id"])
+    while os.getppid() == raylet:
+        time.sleep(WATCH_S)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
