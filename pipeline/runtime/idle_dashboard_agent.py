@@ -11,8 +11,9 @@ fate-shares with it as with Ray's agent: if it exits, the raylet exits too, so i
 when its raylet is gone or it is told to stop.
 
 Run by path, as Ray runs its agent (``python -u idle_dashboard_agent.py --node-id=... ...``):
-it imports nothing from the project. pipeline.runtime.ray_start puts it in the raylet's
-command line; a node that runs the real dashboard keeps Ray's agent.
+of the project it imports only warehouse.atomic (the standard library alone).
+pipeline.runtime.ray_start puts it in the raylet's command line; a node that runs the real
+dashboard keeps Ray's agent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import signal
 import sys
 import time
 from pathlib import Path
+
+from warehouse.atomic import write_text
 
 PORT_NAMES = ("metrics_agent_port", "metrics_export_port", "dashboard_agent_listen_port")
 """The agent's port files (``<name>_<node id>`` in the session dir), as Ray names them
@@ -47,10 +50,7 @@ def flags(argv: list[str]) -> dict[str, str]:
 def write_ports(session_dir: Path, node_id: str) -> None:
     """Each port file, whole or not at all (the raylet reads it as soon as it exists)."""
     for name in PORT_NAMES:
-        target = session_dir / f"{name}_{node_id}"
-        partial = target.with_name(target.name + ".partial")
-        partial.write_text(str(NOT_SERVED))
-        os.replace(partial, target)
+        write_text(session_dir / f"{name}_{node_id}", str(NOT_SERVED))
 
 
 def _die_with_parent() -> None:

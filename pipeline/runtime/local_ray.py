@@ -12,13 +12,12 @@ parent-death signal, Ray's reaper process).
 
 The stack's head (``agentsweep up``) also starts no dashboard head unless the dashboard is
 asked for: Ray 2.60 starts it on every head node, and without ``include_dashboard`` it loads
-only its usage-stats module (usage stats are off here) and holds about 100 MiB. ``LeanNode`` is
-Ray's ``Node`` without it, and ``ray start`` runs with it (pipeline.runtime.ray_start). A run's
-own node (``start_node``) still has it: with the lean node there, a pytest worker that ran
-many in-process sweeps twice lost its Ray connection in CI (cause not found), so that part
-waits. What stays in both: the GCS server, the raylet and its two agents (the dashboard agent
-and the runtime-env agent: the raylet refuses to start without their commands, and dies with
-them).
+only its usage-stats module (usage stats are off here) and holds about 100 MiB; and its raylet
+runs an idle stand-in for Ray's minimal dashboard agent (both in pipeline.runtime.ray_start).
+A run's own node (``start_node``) still has both: with the lean node there, a pytest worker
+that ran many in-process sweeps twice lost its Ray connection in CI (cause not found), so that
+part waits. What stays in both: the GCS server, the raylet and its two agents (the raylet
+refuses to start without their commands, and dies with them).
 
 Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
 tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
@@ -31,7 +30,6 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 from pipeline.runtime.hygiene import RAY_START_PROXY
@@ -58,22 +56,6 @@ def proxied_environment() -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-@cache
-def lean_node_class() -> type[Any]:
-    """Ray's ``Node``, without the dashboard head unless its params ask for the dashboard
-    (``include_dashboard`` True; Ray's None, "if it is installed", does not ask)."""
-    from ray._private.node import Node
-
-    class LeanNode(Node):
-        def start_api_server(self, *, include_dashboard: bool | None,
-                             raise_on_failure: bool) -> None:
-            if include_dashboard:
-                super().start_api_server(include_dashboard=include_dashboard,
-                                         raise_on_failure=raise_on_failure)
-
-    return LeanNode
 
 
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:

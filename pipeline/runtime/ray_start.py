@@ -2,8 +2,9 @@
 
 Ray's own command, with two changes in this process only:
 
-- its ``Node`` is ``local_ray.lean_node_class()``: without ``--include-dashboard=true`` the head
-  starts no dashboard head process (pipeline.runtime.local_ray);
+- its ``Node`` is ``LeanNode``: without ``--include-dashboard=true`` the head starts
+  no dashboard head process (Ray 2.60 starts one on every head node; without the dashboard it
+  loads only its usage-stats module, off here, and holds about 100 MiB);
 - the raylet it starts runs pipeline/runtime/idle_dashboard_agent.py in place of Ray's
   dashboard agent when that agent would run minimal (it would do nothing but write its port
   files and wait: see that module). A full agent (Ray's dashboard extras installed) is kept.
@@ -25,13 +26,23 @@ from ray._private import ray_constants
 from ray.scripts.scripts import main as ray_main
 
 from pipeline.runtime import idle_dashboard_agent
-from pipeline.runtime.local_ray import lean_node_class
 
 AGENT_FLAG = "--dashboard_agent_command="
 """The raylet's flag that holds the dashboard agent's command line."""
 RAY_AGENT = os.path.join(ray._private.services.RAY_PATH, "dashboard", "agent.py")
 """Ray's agent, named as ray._private.services names it in the command."""
 IDLE_AGENT = str(Path(idle_dashboard_agent.__file__).resolve())
+
+
+class LeanNode(ray._private.node.Node):
+    """Ray's ``Node``, without the dashboard head unless its params ask for the dashboard
+    (``include_dashboard`` True; Ray's None, "if it is installed", does not ask)."""
+
+    def start_api_server(self, *, include_dashboard: bool | None,
+                         raise_on_failure: bool) -> None:
+        if include_dashboard:
+            super().start_api_server(include_dashboard=include_dashboard,
+                                     raise_on_failure=raise_on_failure)
 
 
 def with_idle_agent(raylet_command: list[str]) -> list[str]:
@@ -58,7 +69,7 @@ def _starting_idle_agents(start: Callable[..., Any]) -> Callable[..., Any]:
 
 def main() -> None:
     # `ray start` builds ray._private.node.Node(...): the lean one, in this process only.
-    ray._private.node.Node = lean_node_class()  # type: ignore[misc]
+    ray._private.node.Node = LeanNode  # type: ignore[misc]
     services = ray._private.services
     services.start_ray_process = _starting_idle_agents(services.start_ray_process)
     ray_main()  # type: ignore[no-untyped-call]

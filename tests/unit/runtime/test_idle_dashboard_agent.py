@@ -96,7 +96,7 @@ def test_the_agent_writes_minus_one_ports_and_leaves_with_its_parent(
         files = [tmp_path / f"{name}_{NODE_ID}" for name in idle_dashboard_agent.PORT_NAMES]
         assert _wait(lambda: all(f.exists() for f in files))
         assert [f.read_text() for f in files] == ["-1"] * 3
-        assert not list(tmp_path.glob("*.partial"))
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)
         time.sleep(2 * idle_dashboard_agent.WATCH_S)
         assert _alive(agent)  # it waits while its parent lives
         parent.send_signal(parent_signal)

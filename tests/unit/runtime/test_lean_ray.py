@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from helpers.ray_processes import LEAN, kind_of, node_processes
 
-from pipeline.runtime.local_ray import LEAN_START_FLAGS, lean_node_class
+from pipeline.runtime.local_ray import LEAN_START_FLAGS
+from pipeline.runtime.ray_start import LeanNode
 from pipeline.runtime.stack import _dashboard_flags
 
 REPO = Path(__file__).resolve().parents[3]
@@ -129,8 +130,7 @@ def test_a_lean_node_starts_the_dashboard_head_only_when_the_dashboard_is_asked_
 
     from ray._private.node import Node
 
-    lean = lean_node_class()
-    node = object.__new__(lean)  # the method alone: no node is started
+    node = object.__new__(LeanNode)  # the method alone: no node is started
     with mock.patch.object(Node, "start_api_server") as ray_starts_it:
         node.start_api_server(include_dashboard=include_dashboard, raise_on_failure=False)
     assert ray_starts_it.called is started
