@@ -13,11 +13,13 @@ parent-death signal, Ray's reaper process).
 The stack's head (``agentsweep up``) also starts no dashboard head unless the dashboard is
 asked for: Ray 2.60 starts it on every head node, and without ``include_dashboard`` it loads
 only its usage-stats module (usage stats are off here) and holds about 100 MiB; and its raylet
-runs an idle stand-in for Ray's minimal dashboard agent (both in pipeline.runtime.ray_start).
-A run's own node (``start_node``) still has both: with the lean node there, a pytest worker
+runs an idle stand-in for Ray's minimal dashboard agent. A run's own node (``start_node``)
+has the idle agent too, but keeps the dashboard head: with the lean node there, a pytest worker
 that ran many in-process sweeps twice lost its Ray connection in CI (cause not found), so that
-part waits. What stays in both: the GCS server, the raylet and its two agents (the raylet
-refuses to start without their commands, and dies with them).
+part waits. The idle agent (``idle_dashboard_agents``) writes the agent's port files at once:
+Ray's minimal agent imports all of Ray first, and the raylet waits for those files before it
+registers (on a loaded machine, 17-19 s of the 30 s Ray allows a node to start). What stays in
+both: the GCS server, the raylet and the runtime-env agent.
 
 Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
 tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
@@ -27,9 +29,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.hygiene import RAY_START_PROXY
@@ -58,6 +62,52 @@ def proxied_environment() -> Iterator[None]:
                 os.environ[key] = value
 
 
+AGENT_FLAG = "--dashboard_agent_command="
+"""The raylet's flag that holds the dashboard agent's command line."""
+IDLE_AGENT = str(Path(__file__).with_name("idle_dashboard_agent.py").resolve())
+
+
+def ray_agent() -> str:
+    """Ray's dashboard agent, named as ray._private.services names it in the command."""
+    from ray._private import services
+
+    return os.path.join(services.RAY_PATH, "dashboard", "agent.py")
+
+
+def with_idle_agent(raylet_command: list[str]) -> list[str]:
+    """The raylet's command line, its minimal dashboard agent replaced by the idle one."""
+    ray_agent_path = ray_agent()
+    changed = []
+    for arg in raylet_command:
+        agent = arg[len(AGENT_FLAG):] if arg.startswith(AGENT_FLAG) else ""
+        if " --minimal" in agent and ray_agent_path in agent:
+            quoted = subprocess.list2cmdline([ray_agent_path])
+            arg = AGENT_FLAG + agent.replace(quoted, subprocess.list2cmdline([IDLE_AGENT]), 1)
+        changed.append(arg)
+    return changed
+
+
+@contextmanager
+def idle_dashboard_agents() -> Iterator[None]:
+    """While the block runs, a raylet this process starts runs the idle dashboard agent in
+    place of Ray's minimal one (pipeline/runtime/idle_dashboard_agent.py)."""
+    from ray._private import ray_constants, services
+
+    start = services.start_ray_process
+
+    def start_ray_process(command: list[str], process_type: str, *args: Any,
+                          **kwargs: Any) -> Any:
+        if process_type == ray_constants.PROCESS_TYPE_RAYLET:
+            command = with_idle_agent(command)
+        return start(command, process_type, *args, **kwargs)
+
+    services.start_ray_process = start_ray_process
+    try:
+        yield
+    finally:
+        services.start_ray_process = start
+
+
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:
     """Start a head node on loopback with no monitors or prestarted workers; join
     it with ``ray.init(address=node.address)`` and end it with ``stop_node``."""
@@ -78,7 +128,7 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
     # What ray.init does before it starts a node: the token of RAY_AUTH_MODE=token.
     enable_token_auth_by_default()
     ensure_token_if_auth_enabled(config, create_token_if_missing=True)
-    with proxied_environment():
+    with proxied_environment(), idle_dashboard_agents():
         return Node(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
                     ray_init_cluster=True)
 

@@ -17,13 +17,13 @@ KINDS = (  # (kind, a piece of its command line), first match wins
     ("ray start wrapper", " start --block"),
 )
 
-LEAN = {"gcs_server", "raylet", "dashboard", "dashboard agent", "runtime-env agent"}
+LEAN = {"gcs_server", "raylet", "dashboard", "idle dashboard agent", "runtime-env agent"}
 """What a run's own node (pipeline.runtime.local_ray.start_node) runs before any worker starts
-(Ray 2.60 starts the dashboard head and both agents whatever it is told)."""
-LEAN_STACK = LEAN - {"dashboard", "dashboard agent"} | {"idle dashboard agent"}
+(Ray 2.60 starts the dashboard head and both agents whatever it is told; the dashboard agent is
+the idle stand-in for Ray's minimal one, pipeline/runtime/idle_dashboard_agent.py)."""
+LEAN_STACK = LEAN - {"dashboard"}
 """What the stack's head runs (``agentsweep up``, through pipeline.runtime.ray_start): no
-dashboard head, and the idle stand-in for Ray's minimal dashboard agent
-(pipeline/runtime/idle_dashboard_agent.py)."""
+dashboard head either."""
 
 
 def _children() -> dict[int, list[int]]:

@@ -1,7 +1,8 @@
-"""The stack's raylet runs the idle stand-in for Ray's minimal dashboard agent
-(pipeline/runtime/idle_dashboard_agent.py, put there by pipeline.runtime.ray_start): it writes
+"""A raylet we start runs the idle stand-in for Ray's minimal dashboard agent
+(pipeline/runtime/idle_dashboard_agent.py, put there by local_ray.idle_dashboard_agents): it writes
 the port files Ray's agent writes, as Ray names them, and leaves with its raylet. A full agent
-is kept. The stack running it end to end: tests/e2e/test_doors.py."""
+is kept. Nodes running it end to end: tests/unit/runtime/test_lean_ray.py (a run's own),
+tests/e2e/test_doors.py (the stack's)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 import ray._raylet
 
 from pipeline.runtime import idle_dashboard_agent
-from pipeline.runtime.ray_start import AGENT_FLAG, IDLE_AGENT, RAY_AGENT, with_idle_agent
+from pipeline.runtime.local_ray import AGENT_FLAG, IDLE_AGENT, ray_agent, with_idle_agent
 
 NODE_ID = "ab" * 28
 """A node id as Ray writes it (28 bytes, hex)."""
@@ -24,7 +25,7 @@ NODE_ID = "ab" * 28
 
 def _agent_command(*extra: str) -> str:
     """The dashboard agent's command line, as ray._private.services builds it."""
-    return subprocess.list2cmdline([sys.executable, "-u", RAY_AGENT, f"--node-id={NODE_ID}",
+    return subprocess.list2cmdline([sys.executable, "-u", ray_agent(), f"--node-id={NODE_ID}",
                                     "--node-ip-address=127.0.0.1", "--session-dir=/tmp/s",
                                     "--gcs-address=127.0.0.1:1", *extra])
 
@@ -48,8 +49,8 @@ def test_a_minimal_agent_is_replaced_and_everything_else_kept() -> None:
     minimal = _agent_command("--minimal", "--head")
     before = _raylet_command(minimal)
     after = with_idle_agent(before)
-    assert after[2] == AGENT_FLAG + minimal.replace(RAY_AGENT, IDLE_AGENT)
-    assert IDLE_AGENT in after[2] and RAY_AGENT not in after[2]
+    assert after[2] == AGENT_FLAG + minimal.replace(ray_agent(), IDLE_AGENT)
+    assert IDLE_AGENT in after[2] and ray_agent() not in after[2]
     assert after[:2] + after[3:] == before[:2] + before[3:]
 
 
