@@ -40,6 +40,7 @@ from flows.sweep import run_sweep  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.errors import ExitCode  # noqa: E402
+from pipeline.runtime.bounded_exit import exit_within  # noqa: E402
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
@@ -169,7 +170,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run-id", help="the study's id (runs <id>-a and <id>-b)")
     args = parser.parse_args(argv)
     hygiene.apply()
-    raise SystemExit(run_once(args.spec, args.gate, args.review, args.run_id))
+    code = run_once(args.spec, args.gate, args.review, args.run_id)
+    exit_within(code)  # its verdict is said: Prefect's exit work may not hold the process
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":

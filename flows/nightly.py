@@ -41,6 +41,7 @@ from flows.sweep import run_sweep  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
 from pipeline.decide.html import nightly_report
 from pipeline.errors import ExitCode  # noqa: E402
+from pipeline.runtime.bounded_exit import exit_within  # noqa: E402
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
@@ -218,7 +219,9 @@ def main(argv: list[str] | None = None) -> None:
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
-        raise SystemExit(run_once(args.spec, baseline, args.run_id))
+        code = run_once(args.spec, baseline, args.run_id)
+        exit_within(code)  # its verdict is said: Prefect's exit work may not hold the process
+        raise SystemExit(code)
     from prefect import serve
 
     serve(deployment(args.spec, baseline, args.cron, args.name))

@@ -19,6 +19,7 @@ from pipeline.cli.tables import cell as text_cell
 from pipeline.cli.tables import make_console, print_table
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
+from pipeline.runtime.bounded_exit import exit_code_of, exit_within
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate tool-calling agents over whole dialogs, many times.")
@@ -925,7 +926,11 @@ def main() -> None:
         app()
     except WarehouseError as exc:  # a file of the warehouse cannot be read: named, one line
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        exit_within(ExitCode.BAD_INPUT)
         raise SystemExit(ExitCode.BAD_INPUT) from None
+    except SystemExit as exc:  # the command has said how it ended: leave within seconds
+        exit_within(exit_code_of(exc))
+        raise
 
 
 if __name__ == "__main__":

@@ -73,6 +73,10 @@ class RunApi:
         raise PrefectApiError(f"the run's Prefect API did not answer within {limit:.0f} s")
 
     def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the API: what Prefect's log and event services still hold is sent first
+        (``drain_prefect_services``), then the process is asked to stop, then killed."""
+        if self.process.poll() is None:
+            drain_prefect_services()
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -80,6 +84,33 @@ class RunApi:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+    def kill(self) -> None:
+        """End the API at once (a process that must leave now)."""
+        if self.process.poll() is None:
+            self.process.kill()
+
+
+DRAIN_TIMEOUT_S = 30.0
+"""How long the logs and events Prefect still holds may take to reach the API before it stops
+(milliseconds on an idle machine)."""
+
+
+def drain_prefect_services(timeout_s: float = DRAIN_TIMEOUT_S) -> None:
+    """Send what Prefect's queue services (its API log worker, its events worker) still hold,
+    while the API answers. Prefect drains them again when the interpreter exits, without a
+    time limit: to an API that is gone, a pending batch is retried with backoff for minutes,
+    and the run that has said its last line does not exit. Its flow engine drains the logs at
+    a flow's end, but gives up after 5 s: on a busy machine a batch was still on its way."""
+    if "prefect._internal.concurrency.services" not in sys.modules:
+        return  # no service was ever started in this process
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    deadline = time.monotonic() + timeout_s
+    for service in (APILogWorker, EventsWorker):
+        service.drain_all(timeout=max(0.0, deadline - time.monotonic()))
 
 
 _current: RunApi | None = None

@@ -37,3 +37,36 @@ def cli(*args: str) -> tuple[int, str, str]:
 
     result = CliRunner().invoke(app.app, list(args))
     return result.exit_code, result.stdout, result.stderr
+
+
+def agentsweep_until_exit(home: Path, *args: str, timeout: float = 600,
+                          **extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``agentsweep ARGS`` in a fresh process, as ``agentsweep`` does, and how many seconds
+    passed between its last line (on either stream) and its exit."""
+    import threading
+    import time
+
+    process = subprocess.Popen([str(BIN / "agentsweep"), *args], env=clean_env(home, **extra),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said: dict[str, list[str]] = {"stdout": [], "stderr": []}
+    last_line = [time.monotonic()]
+
+    def read(name: str) -> None:
+        for line in getattr(process, name):
+            said[name].append(line)
+            last_line[0] = time.monotonic()
+
+    readers = [threading.Thread(target=read, args=(name,), daemon=True) for name in said]
+    for reader in readers:
+        reader.start()
+    try:
+        process.wait(timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    exited = time.monotonic()
+    for reader in readers:
+        reader.join(10)
+    done = subprocess.CompletedProcess(process.args, process.returncode,
+                                       "".join(said["stdout"]), "".join(said["stderr"]))
+    return done, exited - last_line[0]
