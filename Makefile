@@ -11,6 +11,9 @@ export UV_PYTHON := $(BIN)/python
 # Installed packages get their .pyc written once here: with PYTHONDONTWRITEBYTECODE set (as on
 # this kind of machine) every process of a run would otherwise recompile every module it imports.
 export UV_COMPILE_BYTECODE := 1
+# Our own modules and the tests too: with it set, every process a run or a test starts compiled
+# pipeline/ from source again, and pytest rewrote every test module's asserts in every worker.
+unexport PYTHONDONTWRITEBYTECODE
 ARGS ?=
 # Test processes (pytest-xdist). Most slow tests wait (on a fresh process, a model, a drill)
 # more than they compute: on 2 cores 3 workers measured best (-n 2 and -n 4 were slower). The

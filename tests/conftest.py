@@ -67,15 +67,20 @@ is started once, not once per worker. Tests that start a llama.cpp server of the
 sweep) join the local model's group explicitly: two servers at once would starve each other."""
 
 
+SLOW_FIXTURES = {*GROUP_OF_FIXTURE, "s3_endpoint"}
+"""Servers a test of the fast tier never starts (tests/helpers/fast_tier.py): a session's real
+Ray and Prefect API, the local model (~25 s of CPU to start), the loopback S3 server (every
+request to it a round trip through moto). A test that needs one belongs to the slow tier (make
+test, CI), not to the developer loop (make test-fast)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        groups = {GROUP_OF_FIXTURE[f] for f in getattr(item, "fixturenames", ())
-                  if f in GROUP_OF_FIXTURE}
+        fixtures = set(getattr(item, "fixturenames", ()))
+        groups = {GROUP_OF_FIXTURE[f] for f in fixtures if f in GROUP_OF_FIXTURE}
         if groups:
             item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
-            # A session's real Ray and Prefect API (or the local model) cost ~25 s of CPU to
-            # start: a test that needs them belongs to the slow tier (make test, CI), not to
-            # the developer loop (make test-fast).
+        if fixtures & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
     if config.getoption("--live"):
         return
@@ -102,6 +107,19 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             stack.append(child)
     return found
+
+
+@pytest.fixture(autouse=True)
+def fast_tier_rule(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test not marked slow may not start Ray, a Prefect API, a model server or an
+    ``agentsweep`` process (tests/helpers/fast_tier.py): it fails, naming what it started."""
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
+    from helpers.fast_tier import guarded
+
+    with guarded(request.node.nodeid):
+        yield
 
 
 @pytest.fixture(scope="session")

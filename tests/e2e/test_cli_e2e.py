@@ -206,6 +206,7 @@ def test_interrupting_or_killing_a_local_sweep_leaves_no_server(tmp_path: Path,
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_sql_errors_are_clear(tmp_path: Path) -> None:
     bad = _agentsweep(tmp_path / "home", "sql", "select nonsense from nowhere")
     assert bad.returncode == 2

@@ -68,6 +68,7 @@ def _agentsweep(home: Path, *args: str, **env: str) -> subprocess.CompletedProce
     return agentsweep(home, *args, timeout=240, **env)
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_a_disk_without_room_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     home = tmp_path / "home"
     result = _agentsweep(home, "run", "--suite", str(MEETING_SUITE), "--repeats", "1",

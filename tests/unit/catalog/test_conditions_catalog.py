@@ -200,6 +200,7 @@ def test_a_conditional_turn_on_a_read_tool_refers_to_no_refusal(
     assert "bad.jsonl:1: turns.1.if_refused: 'get_order' is not a write tool" in message
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_a_bad_conditions_suite_stops_the_run_with_exit_2_and_writes_nothing(
         tmp_path: Path) -> None:
     root = _fixture_root(tmp_path)

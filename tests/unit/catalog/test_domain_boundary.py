@@ -97,6 +97,7 @@ def test_a_prompt_named_by_a_path_is_refused(prompt: str) -> None:
         load_domain("meeting_rooms").prompt(prompt)
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_a_domain_whose_import_hangs_is_stopped_naming_its_file(tmp_path: Path) -> None:
     suite = make_domain(tmp_path / "root")
     tools = tmp_path / "root" / "helpdesk" / "tools.py"

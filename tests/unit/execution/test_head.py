@@ -107,6 +107,7 @@ def test_a_connection_error_while_the_api_answers_is_not_a_lost_server(
         assert prefect_api_lost(httpx.ConnectError("refused")) is None
 
 
+@pytest.mark.slow  # starts a Prefect API and a local Ray
 def test_run_ends_in_one_line_and_exit_3_when_prefect_goes_away(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import flows.sweep

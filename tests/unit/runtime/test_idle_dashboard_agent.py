@@ -87,6 +87,7 @@ def _wait(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
     return False
 
 
+@pytest.mark.slow  # starts and kills Ray's dashboard agent stand-in with its parent
 @pytest.mark.parametrize("parent_signal", [signal.SIGKILL, signal.SIGTERM])
 def test_the_agent_writes_minus_one_ports_and_leaves_with_its_parent(
         tmp_path: Path, parent_signal: signal.Signals) -> None:

@@ -53,6 +53,7 @@ def ray_temp() -> Iterator[str]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow  # starts a local Ray
 def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "PREFECT"))}
     env.update(RAY_TMPDIR=ray_temp, PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}")
@@ -101,6 +102,7 @@ print(json.dumps({"started": started, "joined": joined, "answer": answer}))
 """
 
 
+@pytest.mark.slow  # starts a local Ray
 def test_a_local_ray_started_early_in_a_thread_outlives_the_thread_and_is_the_one_joined(
         ray_temp: str) -> None:
     """A cold run starts its Ray before importing Prefect (pipeline.cli.run); Ray ties its

@@ -21,6 +21,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.mark.slow  # runs Prefect's database migrations
 def test_a_new_home_gets_a_migrated_database_built_once(tmp_path: Path, cache: Path) -> None:
     head = migration_head()
     assert head is not None

@@ -92,6 +92,7 @@ def test_the_command_line_cap_wins_over_the_spec(tmp_path: Path) -> None:
     assert load_spec(path, tmp_path / "wh", {"max_cost_usd": 3.0}).max_cost_usd == 3.0
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_agentsweep_run_refuses_a_cap_over_an_unknown_cost_with_exit_2(tmp_path: Path) -> None:
     from conftest import MEETING_SUITE
     from helpers.commands import agentsweep

@@ -119,6 +119,7 @@ def test_cells_print_k_of_n_and_zeros_with_their_bound() -> None:
     assert cell_text(0, 0, None) == "-"
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_report_failure_map_prints_the_views_numbers(mapped: Path) -> None:
     env = {**os.environ, "AGENTSWEEP_HOME": str(mapped.parent), "COLUMNS": "250"}
     done = subprocess.run([str(BIN / "agentsweep"), "report",

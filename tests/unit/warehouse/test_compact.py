@@ -90,6 +90,7 @@ def test_rows_are_the_same_and_files_fewer(tmp_path: Path) -> None:
     assert check_warehouse(tmp_path) == (4, []) and leftover_paths(tmp_path) == []
 
 
+@pytest.mark.slow  # the scale: 10,000 trials in 50 batches
 def test_a_run_of_ten_thousand_trials_compacts_to_a_handful_of_files_per_table(
         tmp_path: Path) -> None:
     """The issue's size: 10,000 trials written in 50 batches (a sweep's cadence), compacted:
@@ -219,6 +220,7 @@ def test_nothing_to_do_for_a_run_of_one_batch(tmp_path: Path) -> None:
     assert _files(tmp_path) == 4
 
 
+@pytest.mark.slow  # starts an agentsweep process
 def test_the_commands_a_user_runs(tmp_path: Path) -> None:
     """`warehouse check` lists a leftover, `warehouse compact` is refused while the run is
     being run (exit 1), then compacts and removes the leftover."""
