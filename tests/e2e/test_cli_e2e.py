@@ -85,18 +85,10 @@ WIRES = {"openai": ("reference-http/golden", "/v1"),
          "gemini": ("reference-gemini/golden", "/v1beta")}
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
-                    "(.ci/run installs it)")
-@pytest.mark.parametrize("wire", sorted(WIRES))
-def test_a_sweep_through_each_wire_format_touches_only_loopback(tmp_path: Path,
-                                                                wire: str) -> None:
-    """The in-process reference models never reach LiteLLM: these runs take LiteLLM's real
-    OpenAI, Anthropic and Gemini paths to the reference server, under strace."""
+def _reference_server(wire: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``agentsweep reference-server --wire WIRE`` on a free port, answering."""
     import socket
-    import time
 
-    model, suffix = WIRES[wire]
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -104,28 +96,50 @@ def test_a_sweep_through_each_wire_format_touches_only_loopback(tmp_path: Path,
     server = subprocess.Popen([str(BIN / "agentsweep"), "reference-server", "--wire", wire,
                                "--port", str(port)], env=clean, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server, port
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise AssertionError(f"the {wire} reference server did not answer") from None
+            time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed "
+                    "(.ci/run installs it)")
+def test_a_sweep_through_each_wire_format_touches_only_loopback(tmp_path: Path) -> None:
+    """The in-process reference models never reach LiteLLM: this run takes LiteLLM's real
+    OpenAI, Anthropic and Gemini paths to a reference server of each wire, under strace (one
+    sweep over the three models: one cold start, not three)."""
+    servers = {wire: _reference_server(wire) for wire in sorted(WIRES)}
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
+        spec = tmp_path / "wires.yaml"
+        spec.write_text(json.dumps({
+            "suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
+            "repeats": 1, "run_id": "wires",
+            "models": [{"name": WIRES[wire][0],
+                        "api_base": f"http://127.0.0.1:{port}{WIRES[wire][1]}"}
+                       for wire, (_, port) in servers.items()]}))
+        home = tmp_path / "home"
         trace = tmp_path / "connect.txt"
-        run = _agentsweep(tmp_path / "home", "run", "--model", model, "--api-base",
-                          f"http://127.0.0.1:{port}{suffix}", "--suite", str(MEETING_SUITE),
-                          "--scenario", "V1", "--memory-mode", "chat", "--repeats", "1",
-                          "--run-id", wire, strace_to=trace)
+        run = _agentsweep(home, "run", "--spec", str(spec), strace_to=trace)
         assert run.returncode == 0, run.stdout + run.stderr
-        assert "1/1" in run.stdout
         connected = trace.read_text()
-        assert f"htons({port})" in connected  # the run did call the server, over TCP
+        for wire, (_, port) in servers.items():
+            assert f"htons({port})" in connected, wire  # the run called its server, over TCP
         assert _foreign_addresses(trace) == set()
+        rows = _agentsweep(home, "sql", "--format", "csv",
+                           "select model, status, passed from trials order by model")
+        assert list(csv.reader(io.StringIO(rows.stdout)))[1:] == [
+            [model, "complete", "True"] for model, _ in sorted(WIRES.values())]
     finally:
-        server.terminate()
-        server.wait(10)
+        for server, _ in servers.values():
+            server.terminate()
+            server.wait(10)
 
 
 LOCAL = local_model("local/default")
@@ -160,8 +174,13 @@ def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     trace = tmp_path / "connect.txt"
-    run = _agentsweep(home, "run", *LOCAL_ARGS, "--run-id", "local", strace_to=trace,
-                      timeout=900)
+    spec = tmp_path / "local.yaml"  # LOCAL_ARGS, each reply and the trial kept short
+    spec.write_text(json.dumps({
+        "suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
+        "repeats": 1, "run_id": "local", "step_limit": 2,
+        "models": [{"name": "local/default", "temperature": 0.7, "seed": 3,
+                    "params": {"max_tokens": 96}}]}))
+    run = _agentsweep(home, "run", "--spec", str(spec), strace_to=trace, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert _foreign_addresses(trace) == set()
     assert _serving_model(home) == []  # the server went with the sweep
