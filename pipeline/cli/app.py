@@ -931,6 +931,9 @@ def main() -> None:
     except SystemExit as exc:  # the command has said how it ended: leave within seconds
         exit_within(exit_code_of(exc))
         raise
+    except Exception:  # a bug: the interpreter prints the traceback and exits 1
+        exit_within(1)
+        raise
 
 
 if __name__ == "__main__":

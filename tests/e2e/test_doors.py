@@ -194,10 +194,10 @@ def _trial_workers(state: dict[str, Any]) -> int:
 
 
 def _settled_trial_workers(state: dict[str, Any], expected: int) -> int:
-    """The stack's TrialWorker processes once retired ones have exited (up to 20 s)."""
+    """The stack's TrialWorker processes once retired ones have exited (up to 60 s)."""
     import time
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while (seen := _trial_workers(state)) != expected and time.monotonic() < deadline:
         time.sleep(0.5)
     return seen

@@ -193,7 +193,7 @@ def test_the_readme_reference_server_recipe_works_as_written(tmp_path: Path) -> 
                               env=clean, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a hang guard
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -241,7 +241,7 @@ def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: 
                               env=clean, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a hang guard
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()

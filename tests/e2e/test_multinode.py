@@ -200,7 +200,7 @@ def two_node_cluster(root: Path) -> Iterator[Cluster]:
     cluster = Cluster(f"{HEAD_IP}:{gcs}", root)
     common = ["--num-cpus=1", "--object-store-memory=100000000"]
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a hang guard
         head = _start("head", [
             "--head", f"--node-ip-address={HEAD_IP}", f"--port={gcs}",
             "--include-dashboard=false", f"--dashboard-port={dashboard}",

@@ -37,7 +37,7 @@ def _alive(pid: int) -> bool:
 
 
 def _wait_holding(pid: int, db: Path) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a hang guard
     while time.monotonic() < deadline:
         try:
             if str(db) in [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]:
