@@ -186,6 +186,7 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     _start_services_early(prepared)
     from flows.sweep import run_sweep
     from pipeline.execution.executor import RayStartError
+    from pipeline.runtime.prefect_api import STARTUP_TIMEOUT_ENV, PrefectApiError
 
     terminal.out.print(Text.assemble("run ", (config.run_id, "bold"),
                                      f": starting on {prepared.where}"))
@@ -194,9 +195,16 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     try:
         outcome = run_sweep(prepared, "adhoc")
     except RayStartError as exc:
-        terminal.err.print(f"error: {exc}; nothing ran (exit {ExitCode.INCOMPLETE}). Continue "
-                           f"later with: agentsweep run --run-id {config.run_id} --resume",
+        terminal.err.print(f"error: {exc}; nothing ran (exit {ExitCode.INCOMPLETE}). On a busy "
+                           "machine, start Ray and Prefect once with agentsweep up; continue "
+                           f"with: agentsweep run --run-id {config.run_id} --resume",
                            markup=False, soft_wrap=True)
+        return Ending(ExitCode.INCOMPLETE)
+    except PrefectApiError as exc:
+        terminal.err.print(f"error: {exc} ({STARTUP_TIMEOUT_ENV} sets the wait); nothing ran "
+                           f"(exit {ExitCode.INCOMPLETE}). On a busy machine, start Ray and "
+                           "Prefect once with agentsweep up; continue with: agentsweep run "
+                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
         return Ending(ExitCode.INCOMPLETE)
     except KeyboardInterrupt:
         terminal.err.print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; "

@@ -460,9 +460,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         _init(ray, address, num_cpus, object_store_bytes, common)
     except (ConnectionError, TimeoutError, RuntimeError, SystemExit) as exc:  # Ray exits
         where = f"the Ray cluster at {address}" if address else "a local Ray"
+        lines = str(exc).strip().splitlines()
         raise RayStartError(f"could not start or join {where}: "
-                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
-                            ) from exc
+                            f"{lines[0] if lines else repr(exc)}") from exc
     global _head_lost
     _head_lost = False
     _sessions_open += 1

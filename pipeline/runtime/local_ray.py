@@ -138,6 +138,11 @@ def stop_node(node: Any) -> None:
     node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
 
 
+class NodeStartError(RuntimeError):
+    """A local Ray node's processes did not start (Ray raises a bare ``Exception`` when its
+    raylet does not register within its 30 s, as on a busy machine)."""
+
+
 class NodeInThread:
     """A node started by ``start_node`` in a thread of its own, while this process goes on (a
     cold run imports Prefect meanwhile). The thread lives as long as the node: the kernel's
@@ -166,8 +171,12 @@ class NodeInThread:
             stop_node(self._node)
 
     def node(self) -> Any:
-        """The started node (what ``start_node`` raised, if it failed)."""
+        """The started node; ``NodeStartError`` if its processes did not start (what else
+        ``start_node`` raised, a Ctrl-C, as it was)."""
         self._started.wait()
+        if isinstance(self._error, Exception):
+            lines = str(self._error).strip().splitlines()
+            raise NodeStartError(lines[0] if lines else repr(self._error)) from self._error
         if self._error is not None:
             raise self._error
         return self._node
