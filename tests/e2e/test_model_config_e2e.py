@@ -96,6 +96,7 @@ def test_a_spec_with_per_model_values_runs_and_records_and_applies_them(
     assert by_purpose == {("planner", 40), ("planner", 41), ("summary", 40), ("summary", 41)}
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_the_in_process_reference_model_gets_the_values_on_every_call(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """What LiteLLM hands the custom provider, for a planner and a memory call (the in-process

@@ -181,9 +181,9 @@ def test_a_429_pauses_the_group_for_every_trial_of_the_process(pauses: ProcessPa
     rates = {"openai": RateRef("rate:x", handle)}
     refused = CallGate("w", rates=rates, get=lambda ref: None)
     with pytest.raises(InfraError), refused("openai/a", lambda: 1):
-        raise InfraError("rate_limit", "429", retry_after_s=1.0)
-    assert ("pause", (1.0,)) in handle.calls  # the whole cluster's calls of the group wait
-    assert refused.retry_after_s == 1.0
+        raise InfraError("rate_limit", "429", retry_after_s=0.6)
+    assert ("pause", (0.6,)) in handle.calls  # the whole cluster's calls of the group wait
+    assert refused.retry_after_s == 0.6
 
     waited: dict[str, float] = {}
     paused_left: dict[str, float] = {}
@@ -199,7 +199,7 @@ def test_a_429_pauses_the_group_for_every_trial_of_the_process(pauses: ProcessPa
         thread.start()
     for thread in threads:
         thread.join()
-    assert waited["openai/b"] >= 0.9  # paused with its group
+    assert waited["openai/b"] >= 0.5  # paused with its group
     assert paused_left["anthropic/c"] > 0  # another group goes on while that one waits
 
 

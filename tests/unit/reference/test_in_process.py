@@ -40,6 +40,7 @@ def _trials() -> list[TrialResult]:
     return [run_trial(spec, RunContext("parity", "test")) for spec in specs]
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_in_process_answers_give_the_trials_litellm_gave(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     direct = _trials()

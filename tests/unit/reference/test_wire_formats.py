@@ -225,6 +225,7 @@ TRIAL_KINDS = {"rate_limit": ("incomplete", "rate_limit"),
                "connection_drop": ("incomplete", "connection")}
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_a_trial_meeting_a_fault_records_the_same_attempt_kind(
         server: ServerHandle, tmp_path: Path) -> None:
     seen = {}

@@ -57,6 +57,7 @@ def test_ids_a_search_returned_or_the_user_wrote_have_a_source(trial: str) -> No
     assert check(rescored(trial), "value_source").passed
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_the_trials_that_passed_still_pass() -> None:
     for trial in ("2f7b831552", "6506d5f726", "829df220ac", "aa48fff952", "abf4f7e9a8",
                   "d04577aa9b"):

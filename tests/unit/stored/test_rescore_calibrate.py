@@ -97,6 +97,7 @@ def test_labels_are_validated_with_file_line_and_field(tmp_path: Path) -> None:
     assert (caught.value.line, caught.value.field) == (2, "verdict")
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_the_cli_calibrates_from_the_warehouse_and_from_exported_traces(
         run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pipeline.cli import app as cli

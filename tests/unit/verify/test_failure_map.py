@@ -37,6 +37,7 @@ def _only(suite: Suite, ids: set[str]) -> Suite:
         s for s in suite.scenarios if s.scenario.id in ids))
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_every_reference_agent_gives_exactly_its_map() -> None:
     checks = verify_conditions([load_suite(WAREHOUSE_OPS)], ["chat"])
     wrong = [c for c in checks if not c.ok]

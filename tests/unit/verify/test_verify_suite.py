@@ -68,6 +68,7 @@ def _only_catching(prefix: str) -> list[Suite]:
     return out
 
 
+@pytest.mark.slow  # over a second (the fast tier stays under a minute)
 def test_verify_suite_passes_on_the_bundled_suites() -> None:
     result = CliRunner().invoke(app, ["verify-suite"])
     assert result.exit_code == 0, result.output[-3000:]
