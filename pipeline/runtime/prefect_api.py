@@ -85,7 +85,6 @@ class RunApi:
                 self.process.kill()
                 self.process.wait()
 
-
     def kill(self) -> None:
         """End the API at once (a process that must leave now)."""
         if self.process.poll() is None:
