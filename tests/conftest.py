@@ -111,7 +111,7 @@ def descendants(pid: int) -> list[int]:
 
 @pytest.fixture(autouse=True)
 def fast_tier_rule(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test not marked slow may not start Ray, a Prefect API, a model server or an
+    """A test not marked slow may not start Ray, a Prefect API, a model or S3 server or an
     ``agentsweep`` process (tests/helpers/fast_tier.py): it fails, naming what it started."""
     if request.node.get_closest_marker("slow") is not None:
         yield
