@@ -17,6 +17,9 @@ AgentErrorKind = Literal[
     "step_limit",        # no final reply within the step limit (status: limit)
     "context_limit",     # the dialog outgrew the model's context window (status: limit)
     "turn_limit",        # a simulated user still spoke at the turn cap (status: limit)
+    "agent_exception",   # an external agent's own code raised (or its service answered 5xx)
+    "agent_timeout",     # an external agent did not answer a user turn within its time limit
+    "agent_reply",       # an external agent answered something that is no reply (not text)
 ]
 LIMIT_KINDS: frozenset[str] = frozenset({"step_limit", "context_limit", "turn_limit"})
 """Agent error kinds whose trial status is ``limit``; the others are ``agent_error``."""

@@ -139,6 +139,9 @@ class TrialRow(TrialScoreColumns, TrialKey):
     user_cost_usd: float | None = None
     reward_basis: list[str] | None = None
     nl_assertions: int | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    agent_sha256: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """v2: trials.system_fingerprint, events.finish_reason and cached_input_tokens,
 checks.check_version, runs.config_json. v3: events.blocked. v4: the comparisons table. v5:
 trials.access_channel, events.effects, the condition_trials, snapshots, diagnostics and
@@ -21,9 +21,10 @@ judgments tables. v6: checks.counted, trials.reward_basis and
 nl_assertions. v7: comparisons.pass_rate_delta, interval_low and interval_high are nullable
 (unknown when no paired trial is complete). v8: trials.passed is also null for a complete
 trial when a check raised, a checks row of kind ``check_error`` (no new column). v9: events of
-kind ``nudge`` (the local models' agent adaptation; no new column). Files of older
-versions are read on: their missing columns are null (the readers derive ``blocked`` from the
-v2 error text)."""
+kind ``nudge`` (the local models' agent adaptation; no new column). v10: trials.agent,
+agent_version and agent_sha256 (the agent under test; null in older files: the built-in one).
+Files of older versions are read on: their missing columns are null (the readers derive
+``blocked`` from the v2 error text)."""
 
 TrialStatus = Literal["complete", "agent_error", "limit", "incomplete"]
 """Closed set of trial outcomes. ``incomplete`` = infrastructure failure, never the agent's;
@@ -148,7 +149,8 @@ TRIALS = Table(
         _c("prompt_id", pa.string(), "System prompt id."),
         _c("prompt_sha256", pa.string(), "Hash of the system prompt text."),
         _c("tools_sha256", pa.string(), "Hash of the domain's tool schemas."),
-        _c("memory_mode", pa.string(), "Agent memory mode: chat / summary / structured."),
+        _c("memory_mode", pa.string(), "Agent memory mode: chat / summary / structured (the "
+           "built-in agent), own (an external agent's own memory)."),
         _c("repeat", pa.int32(), "Repeat index, 0-based."),
         _c("status", pa.string(), " / ".join(TRIAL_STATUSES) + "."),
         _c("passed", pa.bool_(), "All checks passed; null unless status is final, and null "
@@ -208,6 +210,13 @@ TRIALS = Table(
            "when it has none.", nullable=True),
         _c("nl_assertions", pa.int32(), "How many natural-language assertions the scenario has "
            "(for the judge); null when it has none.", nullable=True),
+        _c("agent", pa.string(), "The agent under test: builtin (agentsweep's own loop), a "
+           "Python agent (path/file.py:attr or module:attr) or an HTTP agent (its URL); null "
+           "in files written before agents were a grid dimension (builtin).", nullable=True),
+        _c("agent_version", pa.string(), "The agent's own version string (its __version__, or "
+           "what its service reports); null when it states none.", nullable=True),
+        _c("agent_sha256", pa.string(), "Hash of a Python agent's code file; null for builtin "
+           "and HTTP agents.", nullable=True),
         _c("latency_ms", pa.float64(), "Wall time of the trial."),
         _c("started_at", _TS, "Trial start."),
         _c("finished_at", _TS, "Trial end."),

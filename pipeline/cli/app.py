@@ -54,8 +54,15 @@ def run(
     prompt: Annotated[list[str] | None, typer.Option(
         "--prompt", help="Prompt name in the domain's prompts/; repeatable.")] = None,
     memory_mode: Annotated[list[str] | None, typer.Option(
-        "--memory-mode", help="chat, summary or structured; repeatable. Default: all three."
-    )] = None,
+        "--memory-mode", help="chat, summary or structured (the built-in agent's); repeatable. "
+        "Default: all three.")] = None,
+    agent: Annotated[list[str] | None, typer.Option(
+        "--agent", help="The agent under test: builtin, path/to/file.py:attribute, "
+        "package.module:attribute or an http(s):// agent service (docs/agents.md); "
+        "repeatable. Default: builtin.")] = None,
+    agent_turn_timeout_s: Annotated[float | None, typer.Option(
+        "--agent-turn-timeout-s", help="An external agent's time for one user turn; past it "
+        "the trial is an agent error (agent_timeout). Default: 300.")] = None,
     repeats: Annotated[int | None, typer.Option(
         min=1, help="Repeats per grid cell. Default: 3.")] = None,
     tools: Annotated[str | None, typer.Option(
@@ -98,13 +105,14 @@ def run(
         "no new attempt starts, exit 3; with --resume, a higher cap goes on (overrides the "
         "spec's and the recorded one).")] = None,
 ) -> None:
-    """Run a sweep: suites x models x prompts x memory modes x repeats."""
+    """Run a sweep: suites x agents x models x prompts x memory modes x repeats."""
     from pipeline.cli.run import RunOptions, Terminal, main
 
     checked_output(junit, "--junit", force)
     options = RunOptions(
         suite=suite or [], catalog=catalog or [], scenario=scenario or [], model=model or [],
         prompt=prompt or [], memory_mode=memory_mode or [], repeats=repeats, tools=tools,
+        agent=agent or [], agent_turn_timeout_s=agent_turn_timeout_s,
         user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,

@@ -44,6 +44,8 @@ class RunOptions:
     model: list[str] = field(default_factory=list)
     prompt: list[str] = field(default_factory=list)
     memory_mode: list[str] = field(default_factory=list)
+    agent: list[str] = field(default_factory=list)
+    agent_turn_timeout_s: float | None = None
     repeats: int | None = None
     tools: str | None = None
     user_model: str | None = None
@@ -68,7 +70,7 @@ class RunOptions:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
                 self.api_base, self.timeout_s, self.tools, self.user_model,
-                self.user_max_turns)
+                self.user_max_turns, self.agent, self.agent_turn_timeout_s)
         return any(v not in (None, []) for v in grid)
 
 
@@ -111,7 +113,9 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("run_id", options.run_id), ("repeats", options.repeats),
                        ("max_in_flight", options.max_in_flight), ("tools", options.tools),
                        ("user_model", options.user_model),
-                       ("user_max_turns", options.user_max_turns)):
+                       ("user_max_turns", options.user_max_turns),
+                       ("agents", options.agent),
+                       ("agent_turn_timeout_s", options.agent_turn_timeout_s)):
         if value not in (None, []):
             args[key] = value
     return args

@@ -19,8 +19,8 @@ from typing import get_args
 
 from pipeline.errors import InfraErrorKind
 from pipeline.execution.retry import RetryPolicy
-from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import TrialResult
+from pipeline.trial.spec import TrialSpec
 from pipeline.util.redact import redact
 from warehouse.location import Root
 from warehouse.rows import AttemptRow

@@ -56,8 +56,8 @@ from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
 from pipeline.runtime.phases import mark
-from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
+from pipeline.trial.spec import TrialSpec
 from pipeline.util.version import source_fingerprint
 
 TICK_S = 1.0

@@ -32,8 +32,8 @@ from pipeline.execution.group_pause import BoardRef
 from pipeline.execution.rate_limits import RateRef
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
-from pipeline.sweep.grid import TrialSpec
 from pipeline.trial.run import RunContext
+from pipeline.trial.spec import TrialSpec
 
 SHARED_FIELDS = ("scenario", "prompt", "domain_path")
 """The TrialSpec fields held by the worker; every other field travels with each call."""

@@ -4,13 +4,10 @@ injected fault profiles, and per-model call parameters (endpoint, key) resolved 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
-from pipeline.sweep.grid import TrialSpec
 
 NO_KEY = "no-key"
 """The key sent to an OpenAI-compatible ``api_base`` when the environment has none (local
@@ -58,10 +55,3 @@ def call_params_of(model: ModelConfig) -> dict[str, Any]:
         entry["timeout"] = float(model.timeout_s)
     return entry
 
-
-def with_call_params(specs: Iterable[TrialSpec],
-                     params: Mapping[str, Mapping[str, Any]]) -> Iterator[TrialSpec]:
-    """Per-model call options into ``TrialSpec.extra``, lazily (``extra`` is not identity)."""
-    for spec in specs:
-        extra = params.get(spec.model.name)
-        yield replace(spec, extra={**spec.extra, **extra}) if extra else spec

@@ -15,10 +15,11 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.sweep.grid import (
     DEFAULT_MODEL,
     MEMORY_MODES,
-    MemoryMode,
+    BuiltinMemoryMode,
     ModelConfig,
 )
 from pipeline.sweep.thresholds import Thresholds
+from pipeline.trial.spec import AGENT_TURN_TIMEOUT_S, BUILTIN_AGENT
 from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
 from pipeline.util.secrets import conceal
@@ -61,7 +62,16 @@ class SweepConfig(BaseModel):
                                    "A trial's deadline: past it, it stops as an infrastructure "
                                    "timeout (incomplete, retried).")
     prompts: list[str] = Field(default_factory=lambda: ["default"])
-    memory_modes: list[MemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES))
+    memory_modes: list[BuiltinMemoryMode] = Field(default_factory=lambda: list(MEMORY_MODES),
+                                           description="The built-in agent's memory modes.")
+    agents: list[str] = Field(default_factory=lambda: [BUILTIN_AGENT], min_length=1,
+                              description=(
+        "The agents under test (--agent): builtin, path/to/file.py:attribute, "
+        "package.module:attribute or an http(s):// agent service (docs/agents.md)."))
+    agent_turn_timeout_s: float = Field(default=AGENT_TURN_TIMEOUT_S, gt=0, allow_inf_nan=False,
+                                        description=(
+        "An external agent's time for one user turn (--agent-turn-timeout-s); past it the "
+        "trial is an agent error (agent_timeout)."))
     repeats: int = Field(default=3, ge=1)
     step_limit: int = Field(default=8, ge=1)
     run_id: str = Field(default_factory=new_run_id)
@@ -98,6 +108,10 @@ class SweepConfig(BaseModel):
     @classmethod
     def _name_is_a_model(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
+
+    def builtin_modes(self) -> list[BuiltinMemoryMode]:
+        """The memory modes the built-in agent runs in ([] when it is not under test)."""
+        return list(self.memory_modes) if BUILTIN_AGENT in self.agents else []
 
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]

@@ -170,7 +170,8 @@ OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompt
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
                    "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
-                   "user_max_turns": "--user-max-turns"}
+                   "user_max_turns": "--user-max-turns", "agents": "--agent",
+                   "agent_turn_timeout_s": "--agent-turn-timeout-s"}
 
 
 class BadInput(Exception):
@@ -265,8 +266,9 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
             if isinstance(exc, ValidationError):
                 raise
             raise BadInput(f"--model: {exc}") from None
+        _check_agents(config)
         _default_modes(config, suites, models)
-        preflight(models, suites, config.prompts, config.memory_modes, reach=reach)
+        preflight(models, suites, config.prompts, config.builtin_modes(), reach=reach)
         _check_user_model(config, [m.name for m in models], reach=reach)
         _check_spend_caps(config)
         refuse_existing(config, append)
@@ -277,6 +279,21 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
     except (CatalogError, WarehouseError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     return [m.route for m in models if m.route is not None]
+
+
+def _check_agents(config: SweepConfig) -> None:
+    """Every agent found and importable; memory modes only for the built-in agent."""
+    from pipeline.trial.external.refs import AgentRefError, resolve
+    from pipeline.trial.spec import BUILTIN_AGENT
+
+    for name in config.agents:
+        try:
+            resolve(name)
+        except AgentRefError as exc:
+            raise BadInput(f"--agent: {exc}") from None
+    if BUILTIN_AGENT not in config.agents and "memory_modes" in config.model_fields_set:
+        raise BadInput("--memory-mode: memory modes are the built-in agent's; an external "
+                       "agent keeps its own memory (add --agent builtin to run both)")
 
 
 def _check_spend_caps(config: SweepConfig) -> None:
@@ -295,7 +312,7 @@ def _default_modes(config: SweepConfig, suites: list[Suite],
     state schema for it, and any mode a model's provider lacks something for (a reference
     model needs golden summaries); one note each. Chosen modes are still refused by
     preflight."""
-    if "memory_modes" in config.model_fields_set:
+    if "memory_modes" in config.model_fields_set or not config.builtin_modes():
         return
     lacking = sorted({s.scenario.domain for suite in suites for s in suite.scenarios
                       if load_domain(s.scenario.domain).state_schema is None})

@@ -38,7 +38,7 @@ from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
 from pipeline.sweep.config import SweepConfig, UnknownCost
-from pipeline.sweep.grid import MemoryMode
+from pipeline.sweep.grid import BuiltinMemoryMode
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from warehouse.location import LocationError, Root, parse_location
@@ -69,8 +69,11 @@ class SweepSpec(BaseModel):
     """Turns a simulated user may speak; past them the dialog ends as ``turn_limit``."""
     prompts: list[str] | None = Field(default=None, min_length=1)
     """Default: SweepConfig's (the domain's ``default`` prompt)."""
-    memory_modes: list[MemoryMode] | None = Field(default=None, min_length=1)
-    """Default: SweepConfig's (every memory mode)."""
+    memory_modes: list[BuiltinMemoryMode] | None = Field(default=None, min_length=1)
+    """Default: SweepConfig's (every memory mode); the built-in agent's only."""
+    agents: list[str] | None = Field(default=None, min_length=1)
+    """The agents under test (docs/agents.md); a ``file.py:attribute`` relative to the spec.
+    Default: the built-in agent."""
     repeats: int = Field(default=3, ge=1)
     runs_per_case: int | None = Field(default=None, ge=1)
     """The regression-suite method's name for ``repeats`` (runs of every case or scenario); give
@@ -126,6 +129,19 @@ def _warehouse(named: str | None, base: Path, fail: _Locator) -> Root | None:
     return (base / found).resolve() if isinstance(found, Path) else found
 
 
+def _resolve_agent(entry: str, base: Path, fail: _Locator, index: int) -> str | None:
+    """An agent of the spec as the sweep names it (a file made absolute), found and imported
+    now, so a mistake is named at its line."""
+    from pipeline.trial.external.refs import AgentRefError, resolve
+
+    try:
+        ref = resolve(entry, base)
+    except AgentRefError as exc:
+        fail(("agents", index), str(exc))
+        return None
+    return f"{ref.path}:{entry.rpartition(':')[2]}" if ref.path else entry
+
+
 def _named(value: Any) -> Any:
     """``reference/golden`` -> ``{name: reference/golden}``; anything else as it is."""
     return {"name": value} if isinstance(value, str) else value
@@ -156,7 +172,9 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
     set_extra_roots(catalogs)
     suites = [p for i, entry in enumerate(spec.suites)
               if (p := _resolve_suite(entry, path.parent, fail, i)) is not None]
-    for key, values in (("suites", suites), ("prompts", spec.prompts or []),
+    agents = [a for i, entry in enumerate(spec.agents or [])
+              if (a := _resolve_agent(entry, path.parent, fail, i)) is not None]
+    for key, values in (("suites", suites), ("prompts", spec.prompts or []), ("agents", agents),
                         ("memory_modes", spec.memory_modes or []),
                         ("models", [m.name for m in spec.models])):
         _refuse_duplicates(key, values, fail)
@@ -192,6 +210,8 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
     for key in ("run_id", "prompts", "memory_modes"):
         if getattr(spec, key) is not None:
             args[key] = getattr(spec, key)
+    if agents:
+        args["agents"] = agents
     args.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         return SweepConfig(**args)

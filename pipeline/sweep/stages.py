@@ -26,6 +26,7 @@ from pipeline.sweep.grid import (
     expand,
     grid_size,
 )
+from pipeline.trial.external.refs import resolve as resolve_agent
 from pipeline.trial.run import RunContext, TrialResult, tables_of
 from pipeline.util.redact import redact
 from pipeline.util.version import code_version
@@ -99,10 +100,12 @@ def plan(config: SweepConfig) -> SweepPlan:
     suites = load_plan_suites(config)
     models = config.resolved_models()
     user_model = config.user_model.resolved() if config.user_model is not None else None
+    agents = [resolve_agent(name) for name in config.agents]
     specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
-                        config.step_limit, config.tools, user_model, config.user_max_turns))
-    size = grid_size(suites, len(models), len(config.prompts), len(config.memory_modes),
-                     config.repeats)
+                        config.step_limit, config.tools, user_model, config.user_max_turns,
+                        agents, config.agent_turn_timeout_s))
+    size = grid_size(suites, len(models), len(config.prompts), config.memory_modes,
+                     config.repeats, agents)
     done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()
     pending = [replace(s, deadline_s=config.trial_timeout_s) for s in specs
                if s.trial_id not in done]
@@ -180,7 +183,8 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     final statuses. Limits, faults and api_base come from ``config.models``; ``log`` gets
     progress lines (trials done, failed, incomplete, ETA)."""
     from pipeline.execution.executor import ray_session
-    from pipeline.models.call_params import call_params_from, with_call_params
+    from pipeline.models.call_params import call_params_from
+    from pipeline.sweep.grid import with_call_params
     from pipeline.sweep.progress import SweepProgress
 
     writer = WarehouseWriter(config.warehouse, sweep_plan.run_id)

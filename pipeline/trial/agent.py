@@ -111,6 +111,12 @@ class Agent:
         raise AgentError("turn_limit", f"the simulated user still spoke after "
                                        f"{simulator.max_turns} turns", simulator.max_turns)
 
+    def respond(self, turn: int, text: str, history: list[dict[str, Any]],
+                trace: Trace) -> str:
+        """Play one user turn of a dialog kept by the caller (``history``); the final reply."""
+        return self._user_turn(turn, UserMessage(turn=turn, content=redact(text)), text,
+                               history, trace)
+
     def _user_turn(self, turn: int, event: UserMessage, text: str,
                    history: list[dict[str, Any]], trace: Trace) -> str:
         """Play one user turn (``event`` says it); the agent's final reply."""
@@ -191,32 +197,49 @@ class Agent:
         spec = self.sandbox.domain.tool(call.name)
         kind = spec.kind if spec is not None else "read"
         decision = self.memory.gate(call.name, kind, planned_revision)
-        blocked = not decision.allowed
-        effects: int | None = None
-        if not blocked:
-            outcome = self.sandbox.call(call.name, call.arguments)
-            result, error = outcome.result, outcome.error
-            intercepted, revision = outcome.intercepted, outcome.state_revision
-            effects = outcome.effects
+        if decision.allowed:
+            result_json = sandbox_call(self.sandbox, trace, turn, step, call)
         else:  # dropped before any effect; the planner sees why and plans again
             error = f"{BLOCKED}{decision.reason}"
-            result, intercepted, revision = {"error": error}, False, self.sandbox.revision
-        result_json = json.dumps(result, ensure_ascii=False, sort_keys=True)
-        trace.add(ToolCall(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
-                           arguments=redact(call.arguments), intercepted=intercepted,
-                           state_revision=revision, tool_error=error, blocked=blocked,
-                           effects=effects))
-        trace.add(ToolResult(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
-                             result=redact(result_json), tool_error=error, blocked=blocked))
+            result_json = json.dumps({"error": error}, ensure_ascii=False, sort_keys=True)
+            _record_call(trace, turn, step, call, result_json, error, blocked=True,
+                         intercepted=False, revision=self.sandbox.revision, effects=None)
         return {"role": "tool", "tool_call_id": call.id, "content": result_json}
 
     @staticmethod
     def _record_reply(turn: int, step: int, reply: ModelReply, trace: Trace) -> None:
-        trace.add(AssistantMessage(
-            turn=turn, step=step, content=redact_optional(reply.content),
-            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-            cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
-            finish_reason=reply.finish_reason))
+        record_reply(trace, turn, step, reply)
+
+
+def sandbox_call(sandbox: Sandbox, trace: Trace, turn: int, step: int,
+                 call: ToolCallRequest) -> str:
+    """Run ``call`` in the trial's sandbox, record it and its result; the result as JSON."""
+    outcome = sandbox.call(call.name, call.arguments)
+    result_json = json.dumps(outcome.result, ensure_ascii=False, sort_keys=True)
+    _record_call(trace, turn, step, call, result_json, outcome.error, blocked=False,
+                 intercepted=outcome.intercepted, revision=outcome.state_revision,
+                 effects=outcome.effects)
+    return result_json
+
+
+def _record_call(trace: Trace, turn: int, step: int, call: ToolCallRequest, result_json: str,
+                 error: str | None, *, blocked: bool, intercepted: bool, revision: int | None,
+                 effects: int | None) -> None:
+    trace.add(ToolCall(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
+                       arguments=redact(call.arguments), intercepted=intercepted,
+                       state_revision=revision, tool_error=error, blocked=blocked,
+                       effects=effects))
+    trace.add(ToolResult(turn=turn, step=step, tool_name=call.name, tool_call_id=call.id,
+                         result=redact(result_json), tool_error=error, blocked=blocked))
+
+
+def record_reply(trace: Trace, turn: int, step: int, reply: ModelReply) -> None:
+    """A planner call's reply as an assistant message event (its usage: ``record_usage``)."""
+    trace.add(AssistantMessage(
+        turn=turn, step=step, content=redact_optional(reply.content),
+        input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+        cached_input_tokens=reply.cached_input_tokens, latency_ms=reply.latency_ms,
+        finish_reason=reply.finish_reason))
 
 
 def _empty(reply: ModelReply) -> bool:

@@ -24,14 +24,16 @@ from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, 
 from pipeline.models.call_params import call_params_of
 from pipeline.models.channels import access_channel
 from pipeline.models.client import CallPurpose, LiteLLMClient, ModelClient, ModelReply
+from pipeline.models.config import ModelConfig
 from pipeline.models.providers import provider_for, resolve_route
 from pipeline.scoring import CheckResult, TrialScoring, score_trial
-from pipeline.sweep.grid import ModelConfig, TrialSpec
 from pipeline.trace import Event, Trace
 from pipeline.trial.agent import Agent, UserTurn
 from pipeline.trial.database_rows import diagnostic_rows, snapshot_rows
+from pipeline.trial.external.play import play as play_external
 from pipeline.trial.memory import memory_for
 from pipeline.trial.rows import condition_row
+from pipeline.trial.spec import TrialSpec
 from pipeline.user.prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
 from pipeline.user.simulator import UserSimulator
 from pipeline.util.hashing import canonical_json
@@ -152,15 +154,8 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     sandbox = Sandbox(domain, spec.tools, case.recorded if case is not None else (),
                       spec.scenario.state_changes, database)
     model = client or model_client_for(spec)
-    agent = Agent(
-        model=model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s),
-        system_prompt=spec.prompt.text,
-        tools=domain.openai_tools(),
-        sandbox=sandbox,
-        step_limit=max(spec.step_limit, spec.scenario.step_limit or 0),
-        memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
-        adaptation=(spec.model.route or resolve_route(spec.model.name)).agent_adaptation,
-    )
+    planner = model if spec.deadline_s is None else DeadlineClient(model, spec.deadline_s)
+    step_limit = max(spec.step_limit, spec.scenario.step_limit or 0)
     trace = Trace()
     before = sandbox.snapshot()
     if before is not None:
@@ -172,10 +167,19 @@ def run_trial(spec: TrialSpec, ctx: RunContext, node_id: str | None = None,
     user_provider_failure: str | None = None
     try:
         simulator = _simulator(spec, user_client)
-        if simulator is not None:
-            agent.run_simulated(simulator, trace)
+        turns = [UserTurn(t.user, t.if_refused) for t in spec.scenario.turns]
+        if not spec.agent.builtin:
+            play_external(spec, planner, sandbox, step_limit, trace, turns, simulator)
         else:
-            agent.run([UserTurn(t.user, t.if_refused) for t in spec.scenario.turns], trace)
+            agent = Agent(
+                model=planner, system_prompt=spec.prompt.text, tools=domain.openai_tools(),
+                sandbox=sandbox, step_limit=step_limit,
+                memory=memory_for(spec.memory_mode, domain, spec.prompt.text),
+                adaptation=(spec.model.route or resolve_route(spec.model.name)).agent_adaptation)
+            if simulator is not None:
+                agent.run_simulated(simulator, trace)
+            else:
+                agent.run(turns, trace)
     except AgentError as exc:
         status = "limit" if exc.kind in LIMIT_KINDS else "agent_error"
         error_kind, error_message = exc.kind, redact(str(exc))
@@ -270,6 +274,9 @@ def _result(spec: TrialSpec, ctx: RunContext, trace: Trace, scoring: TrialScorin
         user_cost_usd=user_usage.cost_usd if simulated else None,
         reward_basis=list(spec.scenario.reward_basis) or None,
         nl_assertions=len(spec.scenario.nl_assertions) or None,
+        agent=spec.agent.name,
+        agent_version=spec.agent.version,
+        agent_sha256=spec.agent.code_sha256,
     )
     key = TrialKey(run_id=trial.run_id, trial_id=trial.trial_id, attempt_id=trial.attempt_id)
     condition, diagnostics = _method_rows(spec, key, scoring)

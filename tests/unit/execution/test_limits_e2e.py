@@ -108,7 +108,8 @@ def test_a_429_pauses_the_group_in_every_worker_process(ray_local: Any, tmp_path
     process stops the other's calls of the group too (the run's pause board), not only new
     attempts (without the board the other process's trials go on calling)."""
     from pipeline.execution.executor import ExecuteOptions, execute
-    from pipeline.models.call_params import call_params_from, with_call_params
+    from pipeline.models.call_params import call_params_from
+    from pipeline.sweep.grid import with_call_params
     from pipeline.trial.run import RunContext, TrialResult
 
     decisions = _Scripted({8: "rate_limit"})

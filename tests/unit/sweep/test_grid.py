@@ -3,14 +3,14 @@ from __future__ import annotations
 from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_suite
-from pipeline.sweep.grid import ModelConfig, expand, grid_size, trial_id_for
+from pipeline.sweep.grid import AgentRef, ModelConfig, expand, grid_size, trial_id_for
 
 
 def test_grid_expands_every_combination_with_unique_stable_ids() -> None:
     suite = load_suite(MEETING_SUITE)
     models = [ModelConfig("reference/golden"), ModelConfig("reference/golden", temperature=0.7)]
     specs = list(expand([suite], models, ["default"], ["chat"], repeats=3))
-    assert len(specs) == grid_size([suite], 2, 1, 1, 3) == len(suite.scenarios) * 2 * 3
+    assert len(specs) == grid_size([suite], 2, 1, ["chat"], 3) == len(suite.scenarios) * 2 * 3
     ids = [s.trial_id for s in specs]
     assert len(set(ids)) == len(ids)
     again = [s.trial_id for s in expand([suite], models, ["default"], ["chat"], repeats=3)]
@@ -32,6 +32,7 @@ def test_trial_id_changes_with_each_part_of_the_identity() -> None:
         trial_id_for(scenario, digest, model, "q", "chat", 0),
         trial_id_for(scenario, digest, model, "p", "summary", 0),
         trial_id_for(scenario, digest, model, "p", "chat", 1),
+        trial_id_for(scenario, digest, model, "p", "own", 0, agent="my_agent.py:make"),
     ]
     assert base not in variants
     assert len(set(variants)) == len(variants)
@@ -68,3 +69,20 @@ def test_trial_ids_of_existing_configurations_do_not_change() -> None:
     reached = ModelConfig("reference/golden", concurrency=2, timeout_s=5, api_key_env="K")
     assert trial_id_for(scenario, "scenario-sha", reached, "prompt-sha", "chat", 0) == \
         PINNED_IDS[0][2]
+
+
+def test_an_external_agent_runs_in_its_own_memory_beside_the_builtin_modes() -> None:
+    suite = load_suite(MEETING_SUITE)
+    agents = [AgentRef(), AgentRef("/somewhere/my_agent.py:make")]
+    specs = list(expand([suite], [ModelConfig("reference/golden")], ["default"],
+                        ["chat", "summary"], repeats=2, agents=agents))
+    assert len(specs) == grid_size([suite], 1, 1, ["chat", "summary"], 2, agents) == \
+        len(suite.scenarios) * (2 + 1) * 2
+    external = [s for s in specs if not s.agent.builtin]
+    assert {s.memory_mode for s in external} == {"own"}
+    builtin_ids = {s.trial_id for s in specs if s.agent.builtin}
+    assert builtin_ids == {s.trial_id for s in expand(
+        [suite], [ModelConfig("reference/golden")], ["default"], ["chat", "summary"], 2)}
+    elsewhere = expand([suite], [ModelConfig("reference/golden")], ["default"], ["chat"], 2,
+                       agents=[AgentRef("agents/my_agent.py:make")])
+    assert [s.trial_id for s in elsewhere] == [s.trial_id for s in external]

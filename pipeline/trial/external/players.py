@@ -1,0 +1,156 @@
+"""The two kinds of external agent, behind one face: ``respond(text) -> str`` within a time.
+
+A Python agent runs in a thread of its own with an event loop (``respond`` may be sync or
+async, and an async agent keeps one loop for the whole trial); a turn that does not end in time
+is abandoned (the thread is a daemon: it never holds the worker). An HTTP agent is a service
+speaking the protocol of docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pipeline.errors import AgentError, InfraError
+from pipeline.trial.external.session import AgentSession
+from pipeline.util.redact import redact
+
+
+class Player(Protocol):
+    def respond(self, text: str, turn: int) -> str:
+        """The agent's reply to one user turn; AgentError or InfraError when there is none."""
+
+    def close(self) -> None:
+        """The trial is over (never raises)."""
+
+
+def _reply_of(value: Any, turn: int) -> str:
+    if not isinstance(value, str):
+        raise AgentError("agent_reply", f"turn {turn}: the agent answered a "
+                                        f"{type(value).__name__}, not text", turn)
+    if not value.strip():
+        raise AgentError("empty_response", f"turn {turn}: the agent's reply is empty", turn)
+    return value
+
+
+class PythonPlayer:
+    """``factory(session)`` made in the agent's own thread; each turn is one ``respond``."""
+
+    def __init__(self, factory: Callable[[AgentSession], Any], session: AgentSession,
+                 timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._stuck = False
+        """A turn timed out: the agent's thread is still in it and is left behind."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name=f"agentsweep-agent-{session.trial_id[:8]}")
+        self._thread.start()
+        self.agent = self._call(lambda: factory(session), 0, "making the agent")
+        if not callable(getattr(self.agent, "respond", None)):
+            self.close()
+            raise AgentError("agent_reply", f"the agent factory returned a "
+                                            f"{type(self.agent).__name__}, which has no "
+                                            "respond(user_message)")
+
+    def respond(self, text: str, turn: int) -> str:
+        return _reply_of(self._call(lambda: self.agent.respond(text), turn, f"turn {turn}"),
+                         turn)
+
+    def close(self) -> None:
+        closer = getattr(getattr(self, "agent", None), "aclose", None) or getattr(
+            getattr(self, "agent", None), "close", None)
+        if self._stuck:  # its thread still runs the turn that timed out: nothing to wait for
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            return
+        if callable(closer):
+            try:
+                self._call(closer, 0, "closing the agent")
+            except (AgentError, InfraError):
+                pass  # the trial's verdict is made; a failing close changes nothing
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=1.0)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def _call(self, action: Callable[[], Any], turn: int, what: str) -> Any:
+        async def run() -> Any:
+            value = action()
+            return await value if inspect.isawaitable(value) else value
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            return future.result(self.timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            self._stuck = True
+            raise AgentError("agent_timeout", f"{what}: the agent did not answer within "
+                                              f"{self.timeout_s:g} s", turn) from None
+        except (AgentError, InfraError):
+            raise
+        except Exception as exc:  # the agent's own code raised: the agent's failure
+            raise AgentError("agent_exception", redact(
+                f"{what}: the agent raised {type(exc).__name__}: {exc}")[:2000], turn) from exc
+
+
+class HttpPlayer:
+    """A service: ``POST /sessions``, ``POST /sessions/<id>/messages``, ``DELETE
+    /sessions/<id>`` (docs/agents.md)."""
+
+    def __init__(self, url: str, session: AgentSession, timeout_s: float) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        answer = self._request("POST", "/sessions", session.as_json(), 0, "starting a session")
+        session_id = answer.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            raise AgentError("agent_reply", "the agent service answered POST /sessions "
+                                            "without a session_id")
+        self.session_id = session_id
+
+    def respond(self, text: str, turn: int) -> str:
+        answer = self._request("POST", f"/sessions/{self.session_id}/messages",
+                               {"content": text}, turn, f"turn {turn}")
+        return _reply_of(answer.get("content"), turn)
+
+    def close(self) -> None:
+        try:
+            self._request("DELETE", f"/sessions/{self.session_id}", None, 0, "ending a session")
+        except (AgentError, InfraError):
+            pass
+
+    def _request(self, method: str, path: str, payload: dict[str, Any] | None, turn: int,
+                 what: str) -> dict[str, Any]:
+        data = json.dumps(payload).encode() if payload is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310
+                body = answer.read()
+        except urllib.error.HTTPError as exc:
+            raise AgentError("agent_exception", redact(
+                f"{what}: the agent service answered {exc.code}: "
+                f"{exc.read()[:500].decode(errors='replace')}"), turn) from exc
+        except TimeoutError as exc:
+            raise AgentError("agent_timeout", f"{what}: the agent service did not answer "
+                                              f"within {self.timeout_s:g} s", turn) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            if isinstance(getattr(exc, "reason", None), TimeoutError):
+                raise AgentError("agent_timeout", f"{what}: the agent service did not answer "
+                                                  f"within {self.timeout_s:g} s", turn) from exc
+            raise InfraError("connection", redact(f"{what}: the agent service at {self.url} "
+                                                  f"cannot be reached: {exc}")) from exc
+        try:
+            decoded = json.loads(body or b"{}")
+        except json.JSONDecodeError as exc:
+            raise AgentError("agent_reply", f"{what}: the agent service answered no "
+                                            "JSON", turn) from exc
+        if not isinstance(decoded, dict):
+            raise AgentError("agent_reply", f"{what}: the agent service answered no JSON "
+                                            "object", turn)
+        return decoded
