@@ -1,6 +1,11 @@
 """Pair two runs' trials: (scenario id, prompt, memory mode, repeat index), and the model too
 when both runs hold the same models (a model swap pairs model A's trial with model B's).
 
+An agent swap is the same kind of study: when an external agent ran on either side, the agent
+joins the model in what is compared (``my_agent.py:make · reference/golden``), and when the
+agents differ, one memory mode of each side is paired (the built-in agent's ``chat`` with an
+external agent's ``own``: the column reads ``chat→own``).
+
 The rows come from ``warehouse/sql/paired_trials.sql`` as polars frames; a pair counts in a
 rate only when both of its trials have a final outcome (``incomplete`` is infrastructure, never
 a failure of the agent).
@@ -64,7 +69,39 @@ def pair_runs(root: Root, baseline: str, candidate: str) -> PairedRuns:
     for run_id, frame in ((baseline, base), (candidate, cand)):
         if frame.is_empty():
             raise ComparisonInputError(f"run {run_id!r} has no trials to compare")
+    base, cand = _agents_compared(base, cand)
     return PairedRuns(baseline, candidate, base, cand, *_join(base, cand))
+
+
+BUILTIN_AGENT = "builtin"
+FILE_AGENT = r"^.*[/\\]([^/\\]+\.py:[A-Za-z_][A-Za-z0-9_]*)$"
+"""A file agent's name: its folder is left out of the label."""
+
+
+def _agents_compared(base: pl.DataFrame, cand: pl.DataFrame
+                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both sides with the agent in the model's label when an external agent ran, and one
+    memory mode each paired when the agents differ."""
+    agents = {*base["agent"].to_list(), *cand["agent"].to_list()}
+    if agents <= {BUILTIN_AGENT}:
+        return base, cand
+    label = (pl.when(pl.col("agent") == BUILTIN_AGENT).then(pl.col("model"))
+             .otherwise(pl.col("agent").str.replace(FILE_AGENT, "$1") + " · " + pl.col("model")))
+    base, cand = (f.with_columns(label.alias("model")) for f in (base, cand))
+    if set(base["agent"].to_list()) == set(cand["agent"].to_list()):
+        return base, cand
+    modes = []
+    for frame in (base, cand):
+        held = sorted(set(frame["memory_mode"].to_list()))
+        if len(held) > 1:
+            raise ComparisonInputError(
+                f"an agent swap pairs one memory mode of each side: run "
+                f"{frame['run_id'][0]!r} holds {', '.join(held)} (run it with one "
+                "--memory-mode)")
+        modes.append(held[0])
+    paired = modes[0] if modes[0] == modes[1] else f"{modes[0]}→{modes[1]}"
+    return base.with_columns(pl.lit(paired).alias("memory_mode")), cand.with_columns(
+        pl.lit(paired).alias("memory_mode"))
 
 
 def _refuse_ambiguous_keys(frame: pl.DataFrame, key: list[str]) -> None:

@@ -77,12 +77,30 @@ def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
     else:
+        columns, rows = without_builtin_agent(columns, rows)
         print_table(console, columns, rows, title)
+
+
+BUILTIN_AGENT = "builtin"
+
+
+def without_builtin_agent(columns: Sequence[str], rows: Sequence[Sequence[Any]]
+                          ) -> tuple[list[str], list[list[Any]]]:
+    """A terminal table leaves out an ``agent`` column that only says ``builtin`` (every run
+    without an external agent): CSV and JSON keep it."""
+    if "agent" not in columns:
+        return list(columns), [list(r) for r in rows]
+    index = list(columns).index("agent")
+    if any(r[index] not in (BUILTIN_AGENT, None) for r in rows):
+        return list(columns), [list(r) for r in rows]
+    return ([c for i, c in enumerate(columns) if i != index],
+            [[v for i, v in enumerate(r) if i != index] for r in rows])
 
 
 def print_summary(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
                   title: str) -> None:
     """Rows with the columns that never vary said once in the title (when rows > 1)."""
+    columns, rows = without_builtin_agent(columns, rows)
     keep = list(range(len(columns)))
     constant: list[str] = []
     if len(rows) > 1:

@@ -1,4 +1,4 @@
--- Baseline vs candidate, per scenario x model x prompt x memory mode: k/n in each run and the
+-- Baseline vs candidate, per scenario x agent x model x prompt x memory mode: k/n in each run and the
 -- transition ("3/3 -> 1/3"). n counts final outcomes only (complete, agent_error, limit);
 -- incomplete trials (infrastructure failures) are counted apart and never lower a pass rate.
 -- change: regressed / improved / same (by pass rate k/n), new or dropped (cell in one run
@@ -10,6 +10,7 @@ WITH cells AS (
     SELECT
         run_id,
         scenario_id,
+        agent,
         model,
         prompt_id,
         memory_mode,
@@ -27,6 +28,7 @@ c AS (SELECT * FROM cells WHERE run_id = $candidate),
 joined AS (
     SELECT
         coalesce(c.scenario_id, b.scenario_id) AS scenario_id,
+        coalesce(c.agent, b.agent) AS agent,
         coalesce(c.model, b.model) AS model,
         coalesce(c.prompt_id, b.prompt_id) AS prompt_id,
         coalesce(c.memory_mode, b.memory_mode) AS memory_mode,
@@ -52,11 +54,12 @@ joined AS (
             CASE WHEN b.prompt_sha256 <> c.prompt_sha256 THEN 'prompt changed' END) AS review
     FROM b
     FULL OUTER JOIN c
-        ON b.scenario_id = c.scenario_id AND b.model = c.model
+        ON b.scenario_id = c.scenario_id AND b.agent = c.agent AND b.model = c.model
         AND b.prompt_id = c.prompt_id AND b.memory_mode = c.memory_mode
 )
 SELECT
     scenario_id,
+    agent,
     model,
     prompt_id,
     memory_mode,
@@ -77,4 +80,4 @@ FROM joined
 ORDER BY
     CASE change WHEN 'regressed' THEN 0 WHEN 'changed' THEN 1 WHEN 'unknown' THEN 2
         WHEN 'dropped' THEN 3 WHEN 'new' THEN 4 WHEN 'improved' THEN 5 ELSE 6 END,
-    scenario_id, model, prompt_id, memory_mode;
+    scenario_id, agent, model, prompt_id, memory_mode;

@@ -7,6 +7,7 @@ WITH final AS (
 cells AS (
     SELECT
         scenario_id,
+        agent,
         model,
         memory_mode,
         count(*) AS trials,
@@ -27,6 +28,7 @@ cells AS (
 )
 SELECT
     scenario_id,
+    agent,
     model,
     memory_mode,
     printf('%d/%d', passed, trials) AS pass,
@@ -41,4 +43,4 @@ SELECT
         AS response,
     vetoed
 FROM cells
-ORDER BY scenario_id, model, memory_mode;
+ORDER BY scenario_id, agent, model, memory_mode;

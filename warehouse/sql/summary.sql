@@ -1,4 +1,4 @@
--- Pass rate as k/n per scenario x model x prompt x memory mode for one run.
+-- Pass rate as k/n per scenario x agent x model x prompt x memory mode for one run.
 -- n counts final outcomes (complete, agent_error, limit); incomplete trials (infrastructure
 -- failures that outlasted every retry) are left out of the rate and counted on their own.
 -- repeats counts the cell's trials (its repeats, whatever their status); retries counts the
@@ -11,6 +11,7 @@ WITH tried AS (
 )
 SELECT
     scenario_id,
+    agent,
     model,
     prompt_id,
     memory_mode,
@@ -25,4 +26,4 @@ FROM trials
 LEFT JOIN tried USING (trial_id)
 WHERE run_id = $run_id
 GROUP BY ALL
-ORDER BY scenario_id, model, prompt_id, memory_mode;
+ORDER BY scenario_id, agent, model, prompt_id, memory_mode;

@@ -4,11 +4,12 @@
 -- latest. `events` and `checks` keep only the rows of that chosen attempt. The runs whose
 -- compacted files hold only chosen rows (warehouse.chosen) are read as they are
 -- (trials_chosen, events_chosen, ...); the pick is made over the others (trials_rest, ...).
+-- A trial written before agents were a grid dimension (no `agent`) was the built-in agent's.
 CREATE OR REPLACE VIEW trials AS
-SELECT * FROM trials_chosen
+SELECT * REPLACE (coalesce(agent, 'builtin') AS agent) FROM trials_chosen
 UNION ALL BY NAME
 (
-    SELECT *
+    SELECT * REPLACE (coalesce(agent, 'builtin') AS agent)
     FROM trials_rest
     QUALIFY row_number() OVER (
         PARTITION BY run_id, trial_id
@@ -16,7 +17,7 @@ UNION ALL BY NAME
     ) = 1
 );
 
--- A final trial's cell (scenario x model x prompt x memory mode, repeat), outcome, first
+-- A final trial's cell (scenario x agent x model x prompt x memory mode, repeat), outcome, first
 -- violation, usage and versions: what comparisons and per-cell reports read. Usage columns stay
 -- null when unknown.
 CREATE OR REPLACE VIEW trial_outcomes AS
@@ -27,6 +28,7 @@ SELECT
     scenario_version,
     scenario_sha256,
     suite_id,
+    agent,
     model,
     model_version,
     access_channel,

@@ -62,7 +62,7 @@ def test_the_report_csv_has_nulls_empty_and_quotes_doubled(root: Path, tmp_path:
     comparison = write_comparison(root, reports, "base", "cand")
     assert comparison.report == reports / "cand-vs-base.csv"
     text = comparison.report.read_text("utf-8")
-    assert text.startswith("scenario_id,model,prompt_id,memory_mode,baseline,candidate,")
+    assert text.startswith("scenario_id,agent,model,prompt_id,memory_mode,baseline,candidate,")
     assert "\r" not in text and text.endswith("\n")
     with comparison.report.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
