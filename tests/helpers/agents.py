@@ -124,6 +124,7 @@ def no_respond(session: Any) -> object:
 
 
 SEEN: dict[str, Any] = {}
+SEARCH = {"capacity": 6, "starts_at": "2026-08-07T15:00:00+03:00", "required_features": []}
 
 
 class _Probe:
@@ -137,8 +138,10 @@ class _Probe:
         SEEN["models"] = get(url, self.session.api_key)
         SEEN["no_key"] = status(url, "wrong-key")
         SEEN["tools"] = get(self.session.tools_url, self.session.api_key)
-        SEEN["tool_call"] = post(self.session.tools_url + "/list_rooms", {},
-                                         self.session.api_key)
+        SEEN["tool_call"] = post(self.session.tools_url + "/search_rooms",
+                                 SEARCH, self.session.api_key)
+        SEEN["unknown_tool"] = post(self.session.tools_url + "/launch_rockets", {},
+                                    self.session.api_key)
         SEEN["session"] = self.session
         return "Here is what I found."
 
@@ -166,3 +169,30 @@ def status(url: str, key: str) -> int:
 
 def probe(session: Any) -> _Probe:
     return _Probe(session)
+
+
+class _McpAgent:
+    """Reaches the trial's tools over MCP (the ``mcp`` package's client), as a framework
+    would: lists them, then calls ``search_rooms``."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    async def respond(self, user_message: str) -> str:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.session.api_key}"})
+        async with Client(streamable_http_client(self.session.mcp_url,
+                                                 http_client=http)) as client:
+            listed = await client.list_tools()
+            result = await client.call_tool("search_rooms", SEARCH)
+        SEEN["mcp_tools"] = [t.name for t in listed.tools]
+        SEEN["mcp_result"] = (result.is_error, result.content[0].text)
+        SEEN["mcp_bad_key"] = status(self.session.mcp_url, "wrong-key")
+        return "Here is what I found."
+
+
+def mcp_agent(session: Any) -> _McpAgent:
+    return _McpAgent(session)

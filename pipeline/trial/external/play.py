@@ -21,6 +21,7 @@ from pipeline.trial.agent import UserTurn, refused
 from pipeline.trial.external import refs
 from pipeline.trial.external.door import Door
 from pipeline.trial.external.gateway import gateway
+from pipeline.trial.external.mcp_tools import mcp_tools
 from pipeline.trial.external.players import HttpPlayer, Player, PythonPlayer
 from pipeline.trial.external.session import AgentSession
 from pipeline.trial.spec import AGENT_TURN_TIMEOUT_S, TrialSpec
@@ -70,13 +71,16 @@ def _player(spec: TrialSpec, door: Door) -> Iterator[Player]:
 
 
 def session_for(spec: TrialSpec, door: Door) -> AgentSession:
-    url = gateway().trial_url(door)
+    doors = gateway()
+    url = doors.trial_url(door)
     domain = door.sandbox.domain
+    mcp = mcp_tools(doors.door)
     return AgentSession(
         trial_id=spec.trial_id, model=door.alias, model_name=spec.model.name,
         model_base_url=f"{url}/v1", api_key=door.key, system_prompt=spec.prompt.text,
         tools=domain.openai_tools(), tools_url=f"{url}/tools", call_tool=door.call_tool,
-        max_steps=door.step_limit)
+        max_steps=door.step_limit,
+        mcp_url=f"{mcp.url}/t/{door.token}/mcp" if mcp is not None else None)
 
 
 def _scripted(door: Door, player: Player, turns: Sequence[UserTurn]) -> None:

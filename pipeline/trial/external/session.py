@@ -30,7 +30,8 @@ class AgentSession:
     max_steps: int = 8
     """Model calls the gateway takes in one user turn; one more ends the trial (step_limit)."""
     mcp_url: str | None = None
-    """An MCP server of the trial's tools; None: this version serves none (docs/agents.md)."""
+    """The trial's tools as an MCP server (streamable HTTP, the same bearer key); None when
+    the ``mcp`` package is not installed (the ``agents`` extra)."""
 
     def as_json(self) -> dict[str, Any]:
         """The session as an HTTP agent's ``POST /sessions`` gets it (no ``call_tool``)."""

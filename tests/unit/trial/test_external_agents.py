@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE, REPO
 
-from pipeline.catalog import Suite, load_suite
+from pipeline.catalog import Suite, load_domain, load_suite
 from pipeline.errors import InfraError
 from pipeline.models.client import CallPurpose, ModelClient, ModelReply
 from pipeline.sweep.grid import AgentRef, ModelConfig, TrialSpec, expand
@@ -169,9 +169,11 @@ def test_the_gateway_serves_one_trial_behind_its_key_and_records_tool_route_call
     assert seen["no_key"] == 401
     assert [t["function"]["name"] for t in seen["tools"]["tools"]] == [
         t["function"]["name"] for t in session.tools]
-    assert "rooms" in json.dumps(seen["tool_call"]["result"])
+    assert seen["tool_call"]["error"] is None and seen["tool_call"]["result"]["rooms"]
+    assert "unknown tool" in seen["unknown_tool"]["error"]
     calls = [e for e in result.events if e.kind == "tool_call"]
-    assert [(c.tool_name, c.turn) for c in calls][:1] == [("list_rooms", 1)]
+    assert [(c.tool_name, c.turn, c.tool_error) for c in calls][:2] == [
+        ("search_rooms", 1, None), ("launch_rockets", 1, "unknown tool 'launch_rockets'")]
     assert session.model_name == "reference/golden" and session.system_prompt == spec.prompt.text
     assert status(session.model_base_url + "/models", session.api_key) == 404  # trial over
 
@@ -253,3 +255,19 @@ def test_the_builtin_agent_wrapped_as_python_and_http_agents_gets_its_verdicts_e
                 [(c.check_id, c.passed) for c in r.checks] for r in builtin], path.name
             compared += len(external)
     assert compared == 2 * sum(len(load_suite(p).scenarios) for p in BUNDLED_SUITES) > 300
+
+
+def test_the_trials_tools_are_an_mcp_server_behind_the_trials_key() -> None:
+    from helpers.agents import SEEN
+
+    (spec,) = _specs(resolve("helpers.agents:mcp_agent"), scenarios=("R1",))
+    result = run_trial(spec, CTX)
+    assert result.status == "complete", result.trial.error_message
+    assert SEEN["mcp_tools"] == [t["function"]["name"]
+                                 for t in load_domain(spec.scenario.domain).openai_tools()]
+    is_error, text = SEEN["mcp_result"]
+    assert not is_error and json.loads(text)["rooms"]
+    assert SEEN["mcp_bad_key"] == 401
+    calls = [(e.kind, e.tool_name, e.turn) for e in result.events
+             if e.kind in ("tool_call", "tool_result")]
+    assert calls[:2] == [("tool_call", "search_rooms", 1), ("tool_result", "search_rooms", 1)]
