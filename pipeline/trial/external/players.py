@@ -40,8 +40,14 @@ def _reply_of(value: Any, turn: int) -> str:
     return value
 
 
+Action = Callable[[], Any]
+
+
 class PythonPlayer:
-    """``factory(session)`` made in the agent's own thread; each turn is one ``respond``."""
+    """``factory(session)`` made in the agent's own thread; each turn is one ``respond``.
+    Every call of the agent (making it, each turn, closing it) runs in one task of the
+    thread's event loop, so what an async agent opens in one turn (an MCP session, a client's
+    connection pool: anyio's cancel scopes) it may close in another."""
 
     def __init__(self, factory: Callable[[AgentSession], Any], session: AgentSession,
                  timeout_s: float) -> None:
@@ -49,7 +55,10 @@ class PythonPlayer:
         self._stuck = False
         """A turn timed out: the agent's thread is still in it and is left behind."""
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+        self._queue: asyncio.Queue[tuple[Action, concurrent.futures.Future[Any]] | None] = (
+            asyncio.Queue())
+        self._thread = threading.Thread(target=self._loop.run_until_complete,
+                                        args=(self._drive(),), daemon=True,
                                         name=f"agentsweep-agent-{session.trial_id[:8]}")
         self._thread.start()
         self.agent = self._call(lambda: factory(session), 0, "making the agent")
@@ -64,31 +73,38 @@ class PythonPlayer:
                          turn)
 
     def close(self) -> None:
-        closer = getattr(getattr(self, "agent", None), "aclose", None) or getattr(
-            getattr(self, "agent", None), "close", None)
-        if self._stuck:  # its thread still runs the turn that timed out: nothing to wait for
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            return
-        if callable(closer):
+        agent = getattr(self, "agent", None)
+        closer = getattr(agent, "aclose", None) or getattr(agent, "close", None)
+        if not self._stuck and callable(closer):
             try:
                 self._call(closer, 0, "closing the agent")
             except (AgentError, InfraError):
                 pass  # the trial's verdict is made; a failing close changes nothing
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+        if self._stuck:  # its thread still runs the turn that timed out: nothing to wait for
+            return
         self._thread.join(timeout=1.0)
         if not self._thread.is_alive():
             self._loop.close()
 
-    def _call(self, action: Callable[[], Any], turn: int, what: str) -> Any:
-        async def run() -> Any:
-            value = action()
-            return await value if inspect.isawaitable(value) else value
+    async def _drive(self) -> None:
+        """The agent's one task: each action in turn, its outcome to its caller's future."""
+        while (item := await self._queue.get()) is not None:
+            action, future = item
+            try:
+                value = action()
+                future.set_result(await value if inspect.isawaitable(value) else value)
+            except Exception as exc:
+                future.set_exception(exc)
+            except BaseException as exc:  # sys.exit() or a cancellation in the agent's code
+                future.set_exception(RuntimeError(f"{type(exc).__name__}: {exc}"))
 
-        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+    def _call(self, action: Action, turn: int, what: str) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, (action, future))
         try:
             return future.result(self.timeout_s)
         except concurrent.futures.TimeoutError:
-            future.cancel()
             self._stuck = True
             raise AgentError("agent_timeout", f"{what}: the agent did not answer within "
                                               f"{self.timeout_s:g} s", turn) from None
