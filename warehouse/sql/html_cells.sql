@@ -1,8 +1,10 @@
 -- The HTML report's matrix (reports/html): one row per scenario x model x prompt x memory mode
 -- of run $run_id. k passed of n final trials (incomplete ones counted apart, never in n), the
--- five scores as k/n over the trials where each applied, agent errors and vetoes.
+-- five scores as k/n over the trials where each applied, agent errors and vetoes. An external
+-- agent's cells are its own: its name (a file's without the folder) goes before the model.
 SELECT scenario_id,
-       model,
+       CASE WHEN agent = 'builtin' THEN model
+            ELSE regexp_replace(agent, '^.*[/\\]([^/\\]+[.]py:)', '\1') || ' · ' || model END AS model,
        prompt_id,
        memory_mode,
        any_value(domain) AS domain,
@@ -24,5 +26,5 @@ SELECT scenario_id,
        count(score_response) AS response_n
 FROM trials
 WHERE run_id = $run_id
-GROUP BY scenario_id, model, prompt_id, memory_mode
+GROUP BY ALL
 ORDER BY scenario_id, model, prompt_id, memory_mode;

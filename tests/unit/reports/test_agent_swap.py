@@ -47,3 +47,13 @@ def test_runs_of_the_same_external_agent_pair_as_before(tmp_path: Path) -> None:
     paired = pair_runs(tmp_path, "base", "cand")
     assert paired.by_model and paired.pairs.height == 3
     assert set(paired.pairs["memory_mode"].to_list()) == {"own"}
+
+
+def test_the_html_reports_cells_and_trial_lists_name_an_external_agent(tmp_path: Path) -> None:
+    from warehouse.query import run_named
+
+    write(tmp_path, "run", [*cell("run", "S", ALL), *_external(cell("run", "S", NONE))])
+    for query in ("html_cells", "html_cell_trials"):
+        result = run_named(tmp_path, query, {"run_id": "run"})
+        models = {row[result.columns.index("model")] for row in result.rows}
+        assert models == {"m/a", "my_agent.py:make · m/a"}, query
