@@ -16,6 +16,7 @@ from pipeline.trace import Trace
 from pipeline.trial.agent import Agent
 
 __version__ = "wrapped-1"
+CLIENT = OpenAI(api_key="set per session", base_url="http://127.0.0.1/v1")
 
 
 @dataclass
@@ -62,7 +63,8 @@ class BridgeSandbox:
 
 class WrappedBuiltin:
     def __init__(self, session: Any) -> None:
-        self.client = OpenAI(base_url=session.model_base_url, api_key=session.api_key)
+        self.client = CLIENT.with_options(base_url=session.model_base_url,
+                                          api_key=session.api_key)
         self.agent = Agent(model=GatewayModel(self.client, session.model),
                            system_prompt=session.system_prompt, tools=session.tools,
                            sandbox=BridgeSandbox(session),  # type: ignore[arg-type]
@@ -73,9 +75,6 @@ class WrappedBuiltin:
     def respond(self, user_message: str) -> str:
         self.turn += 1
         return self.agent.respond(self.turn, user_message, self.history, Trace())
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def make(session: Any) -> WrappedBuiltin:
