@@ -36,6 +36,7 @@ from pipeline.sweep.stages import (
     services_ahead,
     summarize,
 )
+from pipeline.trial.spec import AgentRef
 from warehouse.compact import CompactionError, compact_run
 from warehouse.diskspace import DiskFull
 
@@ -44,9 +45,13 @@ RunKind = Literal["adhoc", "nightly", "model-swap"]
 
 
 def tags_of(config: SweepConfig, kind: RunKind) -> list[str]:
-    """The flow run's tags: the kind of run, each suite and each model."""
+    """The flow run's tags: the kind of run, each suite, each model and each external agent
+    (a file agent by its file's name)."""
     suites = [f"suite:{suite.stem}" for suite in config.suites] or ["suite:default"]
-    return ["agentsweep", kind, *suites, *(f"model:{m}" for m in config.model_names())]
+    agents = [f"agent:{AgentRef(name).identity}" for name in config.agents
+              if not AgentRef(name).builtin]
+    return ["agentsweep", kind, *suites, *(f"model:{m}" for m in config.model_names()),
+            *agents]
 
 
 def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:

@@ -10,7 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import MEETING_SUITE, REPO
+
+from pipeline.catalog import load_suite
+from warehouse.query import run_sql
 
 DOCS = sorted((REPO / "docs").glob("*.md"))
 BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -43,6 +46,7 @@ def test_the_docs_have_examples_to_run() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("docs-stack")  # one warm stack for every test of the docs
 @pytest.mark.parametrize("path", [p for p in DOCS if commands(p)], ids=lambda p: p.name)
 def test_every_shell_example_runs(stack: Path, path: Path) -> None:
     for command in commands(path):
@@ -50,3 +54,48 @@ def test_every_shell_example_runs(stack: Path, path: Path) -> None:
                               capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, f"{path.name}: {command}\n{done.stdout}\n{done.stderr}"
         assert "Traceback" not in done.stderr, f"{path.name}: {command}\n{done.stderr}"
+
+
+AGENTS_DOC = REPO / "docs" / "agents.md"
+MUTANT = "reference/mutant-ignores-switch"
+
+
+def the_docs_agent() -> str:
+    """The quick start's Python block (its only one), as the reader copies it."""
+    (block,) = re.findall(r"```python\n(.*?)```", AGENTS_DOC.read_text("utf-8"), re.DOTALL)
+    return "\n".join(line.removeprefix("   ") for line in block.splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("docs-stack")
+def test_the_docs_agent_runs_on_ray_and_the_mutant_fails_it_as_it_fails_ours(
+        stack: Path, tmp_path: Path) -> None:
+    """docs/agents.md as a newcomer follows it: the agent its quick start shows, saved as a
+    file of their own, run by ``agentsweep run --agent`` beside the built-in agent against the
+    golden model and a mutant (on the docs' warm stack)."""
+    (tmp_path / "my_agent.py").write_text(the_docs_agent(), "utf-8")
+    assert "agentsweep" not in the_docs_agent()
+    home = stack
+    run = subprocess.run(
+        ["agentsweep", "run", "--agent", "builtin", "--agent", "my_agent.py:make",
+         "--memory-mode", "chat", "--model", "reference/golden", "--model", MUTANT,
+         "--suite", str(MEETING_SUITE), "--repeats", "1", "--run-id", "docs-agent"],
+        cwd=tmp_path, env=_env(home), capture_output=True, text=True, timeout=300,
+        check=False)
+    assert run.returncode == 0, run.stderr
+    scenarios = len(load_suite(MEETING_SUITE).scenarios)
+    rows = run_sql(home / "warehouse", """
+        select agent, memory_mode, model, scenario_id, passed, model_calls, tool_calls,
+               agent_sha256 is not null as hashed
+        from trials where run_id = 'docs-agent' order by agent, model, scenario_id""").rows
+    assert len(rows) == 2 * 2 * scenarios
+    ours = {r[2:] for r in rows if r[0] == "builtin"}
+    theirs = {r[2:] for r in rows if r[0] == "my_agent.py:make"}
+    assert {(r[1], r[7]) for r in rows if r[0] == "my_agent.py:make"} == {("own", True)}
+    assert {r[:5] for r in theirs} == {r[:5] for r in ours}  # model, scenario, verdict, usage
+    failed = {r[1] for r in theirs if r[0] == MUTANT and not r[2]}
+    assert failed and not {r[1] for r in theirs if r[0] == "reference/golden" and not r[2]}
+    events = run_sql(home / "warehouse", """
+        select kind, count(*) from events join trials using (run_id, trial_id, attempt_id)
+        where run_id = 'docs-agent' group by all order by kind""").rows
+    assert dict(events)["tool_call"] == 2 * sum(r[6] for r in rows if r[0] == "builtin")

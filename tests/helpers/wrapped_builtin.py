@@ -1,14 +1,15 @@
 """The built-in agent (chat memory) wrapped as an external Python agent: its own loop, its model
-reached through the trial's gateway with the ``openai`` client, its tools through
-``session.call_tool``. Its verdicts must be the built-in agent's, trial by trial."""
+reached through the trial's gateway on the OpenAI wire (the standard library's HTTP client, one
+connection a trial: the ``openai`` SDK's own path is tested by the other agents), its tools
+through ``session.call_tool``. Its verdicts must be the built-in agent's, trial by trial."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
-
-from openai import OpenAI
 
 from pipeline.environment.sandbox import ToolOutcome
 from pipeline.models.client import CallPurpose, ModelReply, ToolCallRequest
@@ -16,29 +17,40 @@ from pipeline.trace import Trace
 from pipeline.trial.agent import Agent
 
 __version__ = "wrapped-1"
-CLIENT = OpenAI(api_key="set per session", base_url="http://127.0.0.1/v1")
 
 
 @dataclass
 class GatewayModel:
-    """A ModelClient that asks the gateway, as any OpenAI-SDK agent would."""
+    """A ModelClient that posts chat completions to the gateway."""
 
-    client: OpenAI
+    base_url: str
+    key: str
     model: str
+    connection: http.client.HTTPConnection = field(init=False)
+
+    def __post_init__(self) -> None:
+        url = urllib.parse.urlsplit(self.base_url)
+        self.path = url.path + "/chat/completions"
+        self.connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=60)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  purpose: CallPurpose = "planner", turn: int = 0,
                  response_schema: dict[str, Any] | None = None) -> ModelReply:
-        completion = self.client.chat.completions.create(
-            model=self.model, messages=messages, tools=tools or [])  # type: ignore[arg-type]
-        choice = completion.choices[0]
-        calls = tuple(ToolCallRequest(c.id, c.function.name, c.function.arguments)
-                      for c in choice.message.tool_calls or ()
-                      if c.type == "function")
-        usage = completion.usage
-        return ModelReply(choice.message.content, calls, choice.finish_reason,
-                          usage.prompt_tokens if usage else None,
-                          usage.completion_tokens if usage else None, None, None, 0.0)
+        body = json.dumps({"model": self.model, "messages": messages, "tools": tools or []})
+        self.connection.request("POST", self.path, body, {
+            "Authorization": f"Bearer {self.key}", "Content-Type": "application/json"})
+        answer = self.connection.getresponse()
+        completion = json.loads(answer.read())
+        if answer.status != 200:
+            raise RuntimeError(f"the gateway answered {answer.status}: {completion}")
+        choice = completion["choices"][0]
+        message = choice["message"]
+        calls = tuple(ToolCallRequest(c["id"], c["function"]["name"], c["function"]["arguments"])
+                      for c in message.get("tool_calls") or ())
+        usage = completion.get("usage") or {}
+        return ModelReply(message.get("content"), calls, choice["finish_reason"],
+                          usage.get("prompt_tokens"), usage.get("completion_tokens"), None,
+                          None, 0.0)
 
 
 @dataclass
@@ -63,9 +75,8 @@ class BridgeSandbox:
 
 class WrappedBuiltin:
     def __init__(self, session: Any) -> None:
-        self.client = CLIENT.with_options(base_url=session.model_base_url,
-                                          api_key=session.api_key)
-        self.agent = Agent(model=GatewayModel(self.client, session.model),
+        self.model = GatewayModel(session.model_base_url, session.api_key, session.model)
+        self.agent = Agent(model=self.model,
                            system_prompt=session.system_prompt, tools=session.tools,
                            sandbox=BridgeSandbox(session),  # type: ignore[arg-type]
                            step_limit=session.max_steps)
@@ -75,6 +86,9 @@ class WrappedBuiltin:
     def respond(self, user_message: str) -> str:
         self.turn += 1
         return self.agent.respond(self.turn, user_message, self.history, Trace())
+
+    def close(self) -> None:
+        self.model.connection.close()
 
 
 def make(session: Any) -> WrappedBuiltin:

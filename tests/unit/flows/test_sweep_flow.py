@@ -85,9 +85,11 @@ def test_reserve_room_calls_are_intercepted_in_events(swept: tuple[Path, SweepOu
 
 def test_summary_is_k_of_n_per_cell(swept: tuple[Path, SweepOutcome]) -> None:
     _, outcome = swept
-    assert outcome.summary_columns[:4] == ["scenario_id", "model", "prompt_id", "memory_mode"]
+    assert outcome.summary_columns[:5] == ["scenario_id", "agent", "model", "prompt_id",
+                                           "memory_mode"]
+    assert {r[1] for r in outcome.summary_rows} == {"builtin"}
     rate = outcome.summary_columns.index("pass_rate")
-    assert sorted((r[0], r[3], r[rate]) for r in outcome.summary_rows) == sorted(
+    assert sorted((r[0], r[4], r[rate]) for r in outcome.summary_rows) == sorted(
         (s.id, mode, f"{REPEATS}/{REPEATS}") for s in SCENARIOS for mode in MODES)
 
 
@@ -147,3 +149,15 @@ def test_scores_diagnostics_and_the_matrix(swept: tuple[Path, SweepOutcome]) -> 
     assert {r[pass_column] for r in matrix.rows} == {f"{REPEATS}/{REPEATS}"}
     not_run = run_named(root, "matrix", {"run_id": "no-such-run"})
     assert not_run.rows == []  # an empty cell means "not run", never 0
+
+
+def test_a_flow_runs_tags_name_its_external_agents(tmp_path: Path) -> None:
+    from flows.sweep import tags_of
+
+    config = SweepConfig(warehouse=tmp_path, agents=["builtin", "/team/agents/my_agent.py:make",
+                                                     "http://127.0.0.1:8701"])
+    tags = tags_of(config, "adhoc")
+    assert [t for t in tags if t.startswith("agent:")] == [
+        "agent:my_agent.py:make", "agent:http://127.0.0.1:8701"]
+    assert not [t for t in tags_of(SweepConfig(warehouse=tmp_path), "adhoc")
+                if t.startswith("agent:")]
