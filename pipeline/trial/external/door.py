@@ -15,6 +15,7 @@ import contextvars
 import json
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -64,6 +65,9 @@ class Door:
     lock: threading.Lock = field(default_factory=threading.Lock)
     _requested: list[tuple[int, ToolCallRequest]] = field(default_factory=list)
     _bridge_ids: int = 0
+    _in_flight: int = 0
+    _busy_since: float = 0.0
+    _model_s: float = 0.0
 
     @property
     def alias(self) -> str:
@@ -84,17 +88,32 @@ class Door:
                 self._fail(AgentError("step_limit", f"turn {turn}: more than {self.step_limit} "
                                       "model calls in one turn", turn))
             self.steps += 1
+            if self._in_flight == 0:
+                self._busy_since = time.monotonic()
+            self._in_flight += 1
         try:
             reply = self.context.copy().run(self.model.complete, messages, tools or None,
                                             "planner", turn, response_schema)
         except (AgentError, InfraError, ConfigError) as exc:
             with self.lock:
                 self._fail(exc)
+        finally:
+            with self.lock:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self._model_s += time.monotonic() - self._busy_since
         with self.lock:
             record_usage(self.trace, reply)
             record_reply(self.trace, turn, step, reply)
             self._requested = [(step, call) for call in reply.tool_calls]
         return reply
+
+    def model_seconds(self) -> float:
+        """Wall time during which at least one of the agent's model calls was in flight (the
+        provider's and the queue's time, not the agent's)."""
+        with self.lock:
+            running = time.monotonic() - self._busy_since if self._in_flight else 0.0
+            return self._model_s + running
 
     def call_tool(self, name: str, arguments: dict[str, Any] | str,
                   call_id: str | None = None) -> str:

@@ -57,9 +57,9 @@ def _player(spec: TrialSpec, door: Door) -> Iterator[Player]:
     player: Player
     try:
         if spec.agent.kind == "http":
-            player = HttpPlayer(spec.agent.name, session, timeout)
+            player = HttpPlayer(spec.agent.name, session, timeout, door.model_seconds)
         else:
-            player = PythonPlayer(refs.load(spec.agent), session, timeout)
+            player = PythonPlayer(refs.load(spec.agent), session, timeout, door.model_seconds)
     except AgentError:
         _raise_kept(door)
         raise

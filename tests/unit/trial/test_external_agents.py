@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -133,6 +134,34 @@ def test_an_agent_that_never_answers_is_an_agent_timeout_and_frees_the_trial() -
     result = run_trial(replace(spec, agent_turn_timeout_s=0.3), CTX)
     assert (result.status, result.trial.error_kind) == ("agent_error", "agent_timeout")
     assert "0.3 s" in (result.trial.error_message or "")
+
+
+@dataclass
+class Slow:
+    """The trial's own client, each call taking ``delay_s`` (a busy provider, a queue)."""
+
+    inner: ModelClient
+    delay_s: float
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        time.sleep(self.delay_s)
+        return self.inner.complete(messages, tools, purpose, turn, response_schema)
+
+
+@pytest.mark.parametrize("door", ["python", "http"])
+def test_a_slow_model_behind_the_gateway_never_times_the_agent_out(
+        served: Any, door: str) -> None:
+    """The turn's limit is the agent's own time: 0.2 s, with model calls of 0.25 s each."""
+    service, chosen = served
+    chosen["name"] = "plain"
+    agent = _agent("plain") if door == "python" else resolve(service.url)
+    (spec,) = _specs(agent, scenarios=("R2",))
+    result = run_trial(replace(spec, agent_turn_timeout_s=0.2), CTX,
+                       client=Slow(model_client_for(spec), 0.25))
+    assert (result.status, result.trial.passed) == ("complete", True), result.trial.error_message
+    assert result.trial.model_calls == 3 and result.trial.latency_ms > 3 * 250
 
 
 def test_the_step_limit_holds_for_an_external_agent() -> None:
