@@ -22,8 +22,9 @@ from typing import Any, NoReturn
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import AgentError, ConfigError, InfraError
 from pipeline.models.client import ModelClient, ModelReply, ToolCallRequest
-from pipeline.trace import Trace
-from pipeline.trial.agent import record_reply, record_usage, sandbox_call
+from pipeline.models.routes import AgentAdaptation
+from pipeline.trace import Nudge, Trace
+from pipeline.trial.agent import TRUNCATED, record_reply, record_usage, sandbox_call
 
 TrialFailure = AgentError | InfraError | ConfigError
 
@@ -53,6 +54,8 @@ class Door:
     sandbox: Sandbox
     trace: Trace
     step_limit: int
+    adaptation: AgentAdaptation | None = None
+    """The model route's adaptation (the bundled local model's), as the built-in agent uses it."""
     token: str = field(default_factory=lambda: secrets.token_hex(16))
     key: str = field(default_factory=lambda: "sk-agentsweep-" + secrets.token_hex(16))
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
@@ -80,7 +83,9 @@ class Door:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  response_schema: dict[str, Any] | None) -> ModelReply:
-        """One planner call of the agent, through the trial's model client, recorded."""
+        """One planner call of the agent, through the trial's model client, recorded. The
+        model route's adaptation applies as for the built-in agent: its system note, and its
+        one nudge after an empty reply to a tool result (recorded as a ``nudge`` event)."""
         with self.lock:
             self._usable()
             turn, step = self.turn, self.steps
@@ -88,6 +93,23 @@ class Door:
                 self._fail(AgentError("step_limit", f"turn {turn}: more than {self.step_limit} "
                                       "model calls in one turn", turn))
             self.steps += 1
+        messages = self._adapted(messages)
+        reply = self._model_call(messages, tools, response_schema, turn, step)
+        nudge = self.adaptation.nudge if self.adaptation is not None else None
+        if (nudge is not None and _empty(reply) and messages
+                and messages[-1].get("role") == "tool"):
+            with self.lock:
+                self.trace.add(Nudge(turn=turn, step=step, content=nudge))
+            reply = self._model_call([*messages, {"role": "system", "content": nudge}], tools,
+                                     response_schema, turn, step)
+        with self.lock:
+            self._requested = [(step, call) for call in reply.tool_calls]
+        return reply
+
+    def _model_call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                    response_schema: dict[str, Any] | None, turn: int, step: int) -> ModelReply:
+        """One call of the trial's client in the trial thread's context, timed and recorded."""
+        with self.lock:
             if self._in_flight == 0:
                 self._busy_since = time.monotonic()
             self._in_flight += 1
@@ -105,8 +127,18 @@ class Door:
         with self.lock:
             record_usage(self.trace, reply)
             record_reply(self.trace, turn, step, reply)
-            self._requested = [(step, call) for call in reply.tool_calls]
         return reply
+
+    def _adapted(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with the route's system note at the end of the first system message
+        (a system message of its own when there is none)."""
+        note = self.adaptation.system_note if self.adaptation is not None else None
+        if note is None:
+            return messages
+        first = messages[0] if messages else {}
+        if first.get("role") in ("system", "developer") and isinstance(first.get("content"), str):
+            return [{**first, "content": f"{first['content']}\n\n{note}"}, *messages[1:]]
+        return [{"role": "system", "content": note}, *messages]
 
     def model_seconds(self) -> float:
         """Wall time during which at least one of the agent's model calls was in flight (the
@@ -165,6 +197,12 @@ class Door:
         if self.failure is None:
             self.failure = failure
         raise _refusal(failure)
+
+
+def _empty(reply: ModelReply) -> bool:
+    """Neither text nor a tool call, and not cut off at the token limit."""
+    return (not reply.tool_calls and not (reply.content or "").strip()
+            and reply.finish_reason != TRUNCATED)
 
 
 def _refusal(failure: TrialFailure) -> Refusal:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import AgentError
 from pipeline.models.client import ModelClient
+from pipeline.models.providers import resolve_route
 from pipeline.trace import AssistantMessage, Trace, UserMessage
 from pipeline.trial.agent import UserTurn, refused
 from pipeline.trial.external import refs
@@ -32,7 +33,8 @@ from pipeline.util.redact import redact, redact_optional
 def play(spec: TrialSpec, model: ModelClient, sandbox: Sandbox, step_limit: int, trace: Trace,
          turns: Sequence[UserTurn], simulator: UserSimulator | None) -> None:
     """Play the dialog; raises AgentError, InfraError or ConfigError like the built-in agent."""
-    door = Door(model, spec.model.name, sandbox, trace, step_limit)
+    route = spec.model.route or resolve_route(spec.model.name)
+    door = Door(model, spec.model.name, sandbox, trace, step_limit, route.agent_adaptation)
     with _opened(door), _player(spec, door) as player:
         if simulator is not None:
             _simulated(door, player, simulator)

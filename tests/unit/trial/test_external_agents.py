@@ -300,3 +300,44 @@ def test_the_trials_tools_are_an_mcp_server_behind_the_trials_key() -> None:
     calls = [(e.kind, e.tool_name, e.turn) for e in result.events
              if e.kind in ("tool_call", "tool_result")]
     assert calls[:2] == [("tool_call", "search_rooms", 1), ("tool_result", "search_rooms", 1)]
+
+
+@dataclass
+class EmptyAfterTools:
+    """A model that answers a tool result with nothing, once (as the bundled local model does):
+    golden otherwise."""
+
+    inner: ModelClient
+    seen: list[list[dict[str, Any]]]
+    emptied: int = 0
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 purpose: CallPurpose = "planner", turn: int = 0,
+                 response_schema: dict[str, Any] | None = None) -> ModelReply:
+        self.seen.append(messages)
+        reply = self.inner.complete(messages, tools, purpose, turn, response_schema)
+        if messages[-1]["role"] == "tool" and not reply.tool_calls and not self.emptied:
+            self.emptied += 1
+            return replace(reply, content="")
+        return reply
+
+
+def test_the_local_models_adaptation_applies_behind_the_gateway_as_for_the_builtin() -> None:
+    """The route's system note reaches the model, and an empty reply to a tool result is asked
+    once more (a nudge event) instead of ending the external agent's dialog."""
+    local = ModelConfig("local/default").resolved()
+    adaptation = local.route.agent_adaptation if local.route else None
+    assert adaptation is not None and adaptation.nudge and adaptation.system_note
+    (spec,) = _specs(_agent("plain"), scenarios=("R2",))
+    golden = model_client_for(spec)
+    routed = spec.model.model_copy()
+    routed._route = local.route  # the golden model, served as the local model's route is
+    spec = replace(spec, model=routed)
+    seen: list[list[dict[str, Any]]] = []
+    result = run_trial(spec, CTX, client=EmptyAfterTools(golden, seen))
+    assert (result.status, result.trial.passed) == ("complete", True), result.trial.error_message
+    nudges = [e for e in result.events if e.kind == "nudge"]
+    assert [n.content for n in nudges] == [adaptation.nudge]
+    assert all(adaptation.system_note in m[0]["content"] for m in seen)
+    (nudged,) = [m for m in seen if m[-1] == {"role": "system", "content": adaptation.nudge}]
+    assert nudged[-2]["role"] == "tool"  # the empty reply was not put back in between
