@@ -7,8 +7,6 @@ action that raises), so a task whose gold write fails expects the database witho
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,30 +24,6 @@ def replay_golden(domain: Domain, scenario: Scenario) -> tuple[Snapshot, list[To
     """The database after the golden calls, and each call's outcome (its refusal, if any)."""
     return replay(domain, scenario.database, [(a.call.name, dict(a.call.arguments))
                                               for a in golden_calls(scenario)])
-
-
-EXPECTED_HELD = 256
-"""Expected databases a process keeps (one per scenario content; a sweep replays each once)."""
-_expected: OrderedDict[tuple[str, str, str], Snapshot] = OrderedDict()
-_expected_lock = threading.Lock()
-
-
-def expected_snapshot(domain: Domain, scenario: Scenario, scenario_sha256: str) -> Snapshot:
-    """``replay_golden``'s database, replayed once per process for each scenario content (the
-    tools are deterministic: every trial of a scenario expects the same database). Shared:
-    callers only read it."""
-    key = (str(domain.path), scenario.id, scenario_sha256)
-    with _expected_lock:
-        found = _expected.get(key)
-        if found is not None:
-            _expected.move_to_end(key)
-            return found
-    snapshot = replay_golden(domain, scenario)[0]
-    with _expected_lock:
-        _expected[key] = snapshot
-        while len(_expected) > EXPECTED_HELD:
-            _expected.popitem(last=False)
-    return snapshot
 
 
 def replay(domain: Domain, rules: DatabaseRules | None,

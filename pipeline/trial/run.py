@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.catalog import Domain, load_domain
 from pipeline.environment.database import changed_only
-from pipeline.environment.expected_state import expected_snapshot
+from pipeline.environment.expected_state import replay_golden
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.models.call_params import call_params_of
@@ -208,8 +208,7 @@ def _expected_snapshots(trace: Trace, spec: TrialSpec, domain: Domain) -> None:
     if rules is None or not trace.snapshots:
         return
     if rules.expected.golden:
-        trace.snapshots["expected"] = expected_snapshot(domain, spec.scenario,
-                                                        spec.scenario_sha256)
+        trace.snapshots["expected"] = replay_golden(domain, spec.scenario)[0]
     if rules.snapshots == "changed":
         trace.snapshots = changed_only(trace.snapshots)
 

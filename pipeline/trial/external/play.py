@@ -76,13 +76,17 @@ def session_for(spec: TrialSpec, door: Door) -> AgentSession:
     doors = gateway()
     url = doors.trial_url(door)
     domain = door.sandbox.domain
-    mcp = mcp_tools(doors.door)
+
+    def mcp_url() -> str | None:
+        mcp = mcp_tools(doors.door)
+        return f"{mcp.url}/t/{door.token}/mcp" if mcp is not None else None
+
     return AgentSession(
         trial_id=spec.trial_id, model=door.alias, model_name=spec.model.name,
         model_base_url=f"{url}/v1", api_key=door.key, system_prompt=spec.prompt.text,
         tools=domain.openai_tools(), tools_url=f"{url}/tools", call_tool=door.call_tool,
         max_steps=door.step_limit,
-        mcp_url=f"{mcp.url}/t/{door.token}/mcp" if mcp is not None else None)
+        mcp=mcp_url)
 
 
 def _scripted(door: Door, player: Player, turns: Sequence[UserTurn]) -> None:

@@ -29,9 +29,15 @@ class AgentSession:
     call_tool: Callable[[str, dict[str, Any]], str] = field(repr=False)
     max_steps: int = 8
     """Model calls the gateway takes in one user turn; one more ends the trial (step_limit)."""
-    mcp_url: str | None = None
-    """The trial's tools as an MCP server (streamable HTTP, the same bearer key); None when
-    the ``mcp`` package is not installed (the ``agents`` extra)."""
+    mcp: Callable[[], str | None] = field(default=lambda: None, repr=False)
+    """Starts the process's MCP server on first use (see ``mcp_url``)."""
+
+    @property
+    def mcp_url(self) -> str | None:
+        """The trial's tools as an MCP server (streamable HTTP, the same bearer key); None when
+        the ``mcp`` package is not installed (the ``agents`` extra). The server starts when an
+        agent first asks for it."""
+        return self.mcp()
 
     def as_json(self) -> dict[str, Any]:
         """The session as an HTTP agent's ``POST /sessions`` gets it (no ``call_tool``)."""

@@ -151,6 +151,7 @@ def test_scores_diagnostics_and_the_matrix(swept: tuple[Path, SweepOutcome]) -> 
     assert not_run.rows == []  # an empty cell means "not run", never 0
 
 
+@pytest.mark.slow  # imports Prefect (1 s)
 def test_a_flow_runs_tags_name_its_external_agents(tmp_path: Path) -> None:
     from flows.sweep import tags_of
 

@@ -150,6 +150,7 @@ class Slow:
         return self.inner.complete(messages, tools, purpose, turn, response_schema)
 
 
+@pytest.mark.slow  # its model calls wait 0.75 s in all
 @pytest.mark.parametrize("door", ["python", "http"])
 def test_a_slow_model_behind_the_gateway_never_times_the_agent_out(
         served: Any, door: str) -> None:
