@@ -120,7 +120,9 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     say("starting Prefect server")
     prefect = _spawn([str(Path(sys.executable).parent / "prefect"), "server", "start",
                       "--host", HOST, "--port", str(prefect_port)],
-                     folder / "prefect.log", _prefect_env(home))
+                     folder / "prefect.log",
+                     {**_prefect_env(home),
+                      "PREFECT_UI_API_URL": f"http://{HOST}:{prefect_port}/api"})
     state = StackState(f"{HOST}:{ray_port}", temp_dir, ray, f"http://{HOST}:{prefect_port}/api",
                        prefect, time.time(),
                        f"http://{HOST}:{dashboard_port}" if dashboard_port else None)
@@ -221,6 +223,8 @@ def _ray_env() -> dict[str, str]:
 
 
 def _prefect_env(home: Path) -> dict[str, str]:
+    """The server's environment; its UI is told the API's address apart (``PREFECT_UI_API_URL``:
+    without it the UI asks 127.0.0.1:4200, not the stack's port, and shows no run)."""
     return {**_base_env(), "PREFECT_HOME": os.environ.get("PREFECT_HOME", str(home / "prefect")),
             "PREFECT_UI_ENABLED": "true", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_LOGGING_LEVEL": "WARNING"}

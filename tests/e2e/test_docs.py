@@ -41,6 +41,23 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                    timeout=120)
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("docs-stack")
+def test_the_stacks_prefect_ui_asks_the_stacks_own_api(stack: Path) -> None:
+    """The UI of ``agentsweep up`` reads its API's address from /ui-settings: it must be the
+    stack's port, not Prefect's default 4200 (the UI showed no run)."""
+    import json
+    import urllib.request
+
+    from pipeline.runtime.stack import read_state
+
+    state = read_state(stack)
+    assert state is not None
+    with urllib.request.urlopen(f"{state.prefect_ui_url}/ui-settings", timeout=30) as answer:
+        settings = json.loads(answer.read())
+    assert settings["api_url"] == state.prefect_api_url
+
+
 def test_the_docs_have_examples_to_run() -> None:
     assert sum(len(commands(p)) for p in DOCS) >= 10
 
