@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ from reports.bootstrap import (
     paired_bootstrap,
 )
 from reports.expectations import ExpectationChange, Review, expectation_changes, stale_reviews
-from reports.gate import GateInput, GateResult, Thresholds, decide_gate
+from reports.gate import DEFAULT_GATE, GateInput, GateResult, Thresholds, decide_gate
 from reports.paired import SUFFIX, PairedRuns, only_in, pair_runs
 from reports.transitions import CellTransition, transitions
 from reports.usage import UsageDelta, usage_deltas
@@ -33,7 +33,7 @@ from warehouse.writer import WarehouseWriter
 THRESHOLD_KEYS = ("overall_pass_rate", "critical_pass_rate", "max_latency_regression_percent",
                   "max_cost_usd", "max_cost_regression_percent", "max_pass_rate_drop",
                   "unknown_cost", "unknown_latency", "latency_floor_ms", "cost_floor_usd",
-                  "min_paired_trials")
+                  "min_paired_trials", "regressions", "interval_below_zero")
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,10 @@ def scenario_rates(paired: PairedRuns) -> tuple[list[float], list[float]]:
 
 def decide(root: Root, baseline: str, candidate: str, *, critical: frozenset[str] = frozenset(),
            reviews: Sequence[Review] = (), thresholds: Thresholds | None = None,
-           options: BootstrapOptions | None = None, notes: Sequence[str] = ()) -> Decision:
+           options: BootstrapOptions | None = None, notes: Sequence[str] = (),
+           source: str = DEFAULT_GATE) -> Decision:
     """Everything ``agentsweep compare`` prints and ``agentsweep gate`` decides on (``notes``:
-    the caller's, added to the gate's)."""
+    the caller's, added to the gate's; ``source``: where ``thresholds`` came from)."""
     options = options or BootstrapOptions()
     paired = pair_runs(root, baseline, candidate)
     cells = transitions(paired, critical)
@@ -114,7 +115,7 @@ def decide(root: Root, baseline: str, candidate: str, *, critical: frozenset[str
     gate = decide_gate(GateInput(paired.cand, critical, cells, changes,
                                  stale_reviews(changes, reviews), deltas, interval, dropped,
                                  added, paired.base, paired.baseline, paired.candidate),
-                       thresholds or Thresholds())
+                       thresholds or Thresholds(), source)
     gate.notes.extend(notes)
     return Decision(uuid.uuid4().hex, datetime.now(UTC), paired, cells, changes, deltas,
                     interval, gate, options)
@@ -176,5 +177,19 @@ def decision_json(decision: Decision) -> dict[str, Any]:
             "confidence": interval.confidence, "resamples": interval.resamples,
             "seed": interval.seed, "scenarios": interval.scenarios},
         "gate": {"verdict": decision.gate.verdict, "reasons": decision.gate.reasons,
-                 "notes": decision.gate.notes, "exit_code": decision.gate.exit_code},
+                 "notes": decision.gate.notes, "exit_code": decision.gate.exit_code,
+                 "thresholds": {"source": decision.gate.source,
+                                **asdict(decision.gate.thresholds)},
+                 "line": verdict_line(decision)},
     }
+
+
+def verdict_line(decision: Decision) -> str:
+    """The decision in one line, as every door ends with it (terminal, Prefect state message,
+    HTML headline's title): verdict, the pair, how many reasons, the thresholds' source, exit."""
+    gate = decision.gate
+    reasons = len(gate.reasons)
+    why = (f"{reasons} reason(s): {gate.reasons[0]}" + (" ..." if reasons > 1 else "")
+           if reasons else "no reason to block")
+    return (f"{gate.verdict.upper()}: {decision.candidate} against {decision.baseline}: {why} "
+            f"[{gate.source}]; exit {gate.exit_code}")

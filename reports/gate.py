@@ -1,12 +1,13 @@
 """The admission gate (the regression-suite method + 004): may the candidate ship?
 
-admit = no new regression in a critical scenario AND overall (and critical) pass rate >= their
-thresholds AND cost and latency within their limits AND every expectation change reviewed;
-and, whatever the interval says, any ``incomplete`` trial, any state violation (``score_state``
-= 0) or contract violation (a vetoed forbidden call, or an ``agent_error`` reply that broke its
-format) in the candidate blocks. Every reason that applies is listed, never just the first.
-Unknown cost or latency under a limit is a reason (or, when the thresholds say so, an explicit
-pass written in the notes), never a silent 0.
+admit = no new regression (in any cell by default; in a critical scenario with ``regressions:
+critical``) AND no paired-bootstrap interval wholly below zero (by default) AND overall (and
+critical) pass rate >= their thresholds AND cost and latency within their limits AND every
+expectation change reviewed; and, whatever the interval says, any ``incomplete`` trial, any
+state violation (``score_state`` = 0) or contract violation (a vetoed forbidden call, or an
+``agent_error`` reply that broke its format) in the candidate blocks. Every reason that
+applies is listed, never just the first. Unknown cost or latency under a limit is a reason
+(or, when the thresholds say so, an explicit pass written in the notes), never a silent 0.
 
 A latency or cost *regression* limit is evidence about the model, so it applies only when
 there is some: both runs measured the figure on at least ``min_paired_trials`` pairs, the
@@ -31,6 +32,11 @@ from reports.usage import Figure, UsageDelta
 from warehouse.schema import AccessChannel, Verdict
 
 UnknownPolicy = Literal["block", "pass"]
+RegressionPolicy = Literal["any", "critical"]
+"""Which newly regressed cells block: every one, or only those of critical scenarios (the
+others are notes)."""
+IntervalPolicy = Literal["block", "note"]
+"""What a pass-rate difference interval wholly below zero does."""
 Unit = Literal[" ms", " USD"]
 """Of an absolute increase and its noise floor, as printed after the number."""
 EXIT_CODES: dict[Verdict, int] = {"admit": 0, "block": 1, "incomplete": 3}
@@ -58,6 +64,15 @@ class Thresholds:
     """An increase of the cost per trial of at most this many USD is noise."""
     min_paired_trials: int = 10
     """Fewest pairs measured on both runs for a latency or cost regression limit to apply."""
+    regressions: RegressionPolicy = "any"
+    """The default gate blocks on any new regression; ``critical`` limits that to critical
+    scenarios (the regression-suite method's gate, with rate thresholds for the rest)."""
+    interval_below_zero: IntervalPolicy = "block"
+    """The default gate blocks when the whole interval is below zero (the candidate is worse,
+    at the interval's confidence), whatever ``max_pass_rate_drop`` says."""
+
+
+DEFAULT_GATE = "the default gate (any new regression or an interval wholly below zero blocks)"
 
 
 NO_LATENCY_CHANNELS: frozenset[AccessChannel] = frozenset({"reference"})
@@ -93,6 +108,10 @@ class GateResult:
     waiting_for: dict[str, int] = field(default_factory=dict)
     """Run id -> its incomplete trials, for the baseline and the candidate (verdict
     ``incomplete`` when any): the runs to resume before a decision can be made."""
+    thresholds: Thresholds = field(default_factory=lambda: Thresholds())
+    """The limits that produced the verdict."""
+    source: str = DEFAULT_GATE
+    """Where the limits came from (the default gate, a gate file, a run's recorded config)."""
 
     @property
     def exit_code(self) -> int:
@@ -132,10 +151,14 @@ MINOR_CELLS_LISTED = 5
 scenario (a model swap can regress hundreds of cells: one line each helps nobody)."""
 
 
-def minor_regressions_note(minor: Sequence[CellTransition]) -> str:
-    """The note on regressions in non-critical scenarios: the cells themselves when they are
-    few, else how many cells regressed per scenario."""
-    head = "regressions in non-critical scenarios (not blocking): "
+MINOR_NOTE_HEAD = "regressions in non-critical scenarios (not blocking): "
+REGRESSION_REASON_HEAD = "new regression in "
+
+
+def minor_regressions_note(minor: Sequence[CellTransition], head: str = MINOR_NOTE_HEAD) -> str:
+    """Regressions in non-critical scenarios, after ``head`` (a note, or under ``regressions:
+    any`` a reason): the cells themselves when they are few, else how many cells regressed per
+    scenario."""
     if len(minor) <= MINOR_CELLS_LISTED:
         return head + "; ".join(f"{t.cell} {t.label}" for t in minor)
     per_scenario: dict[str, int] = {}
@@ -146,14 +169,16 @@ def minor_regressions_note(minor: Sequence[CellTransition]) -> str:
             "`agentsweep compare --format json` lists every cell")
 
 
-def regression_reasons(gate: GateInput, notes: list[str]) -> list[str]:
+def regression_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
     critical = [t for t in gate.transitions if t.critical and t.regressed]
     reasons = [f"new critical regression: {t.cell} {t.label} ({t.transition})"
                for t in critical]
     reasons += [f"critical scenario {s} is not in the candidate run" for s in gate.dropped
                 if s in gate.critical]
     minor = [t for t in gate.transitions if t.regressed and not t.critical]
-    if minor:
+    if minor and limits.regressions == "any":
+        reasons.append(minor_regressions_note(minor, REGRESSION_REASON_HEAD))
+    elif minor:
         notes.append(minor_regressions_note(minor))
     others = [s for s in gate.dropped if s not in gate.critical]
     if others:
@@ -293,20 +318,30 @@ def review_reasons(gate: GateInput, notes: list[str]) -> list[str]:
 
 
 def interval_reasons(gate: GateInput, limits: Thresholds, notes: list[str]) -> list[str]:
-    if limits.max_pass_rate_drop is None or gate.interval is None:
+    interval = gate.interval
+    if interval is None:
         return []
-    if gate.interval.low < -limits.max_pass_rate_drop:
-        return [f"pass-rate difference interval low end {gate.interval.low:+.3f} is below "
-                f"-{limits.max_pass_rate_drop:g}"]
-    return []
+    reasons = []
+    if interval.high < 0:
+        wholly = (f"pass-rate difference interval [{interval.low:+.3f}, {interval.high:+.3f}] "
+                  f"is wholly below zero ({interval.confidence:.0%} paired bootstrap)")
+        if limits.interval_below_zero == "block":
+            reasons.append(wholly)
+        else:
+            notes.append(f"{wholly}: not a reason to block (interval_below_zero: note)")
+    if limits.max_pass_rate_drop is not None and interval.low < -limits.max_pass_rate_drop:
+        reasons.append(f"pass-rate difference interval low end {interval.low:+.3f} is below "
+                       f"-{limits.max_pass_rate_drop:g}")
+    return reasons
 
 
-def decide_gate(gate: GateInput, limits: Thresholds) -> GateResult:
+def decide_gate(gate: GateInput, limits: Thresholds, source: str = DEFAULT_GATE) -> GateResult:
     """The verdict with every reason that applies."""
     notes: list[str] = []
     integrity = integrity_reasons(gate.candidate)
-    reasons = [*integrity, *regression_reasons(gate, notes), *rate_reasons(gate, limits, notes),
-               *usage_reasons(gate, limits, notes), *review_reasons(gate, notes),
+    reasons = [*integrity, *regression_reasons(gate, limits, notes),
+               *rate_reasons(gate, limits, notes), *usage_reasons(gate, limits, notes),
+               *review_reasons(gate, notes),
                *interval_reasons(gate, limits, notes)]
     waiting_for = {run: count for run, trials in ((gate.baseline_run, gate.baseline),
                                                   (gate.candidate_run, gate.candidate))
@@ -316,4 +351,4 @@ def decide_gate(gate: GateInput, limits: Thresholds) -> GateResult:
         reasons.insert(0, f"incomplete baseline: {waiting_for[gate.baseline_run]} trial(s) of "
                           f"{gate.baseline_run} have no final outcome (infrastructure); resume it")
     verdict: Verdict = "incomplete" if waiting_for else "block" if reasons else "admit"
-    return GateResult(verdict, reasons, notes, waiting_for)
+    return GateResult(verdict, reasons, notes, waiting_for, limits, source)

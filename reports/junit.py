@@ -143,7 +143,8 @@ def decision_junit(root: Root, decision: Decision) -> ET.Element:
                                                             decision.baseline})
     gate = _suite(document, "agentsweep.gate", {"baseline_run_id": decision.baseline,
                                                  "candidate_run_id": decision.candidate,
-                                                 "verdict": decision.gate.verdict})
+                                                 "verdict": decision.gate.verdict,
+                                                 "thresholds": decision.gate.source})
     case = ET.SubElement(gate, "testcase", classname="agentsweep.gate",
                          name=f"{decision.candidate} vs {decision.baseline}", time="0.000")
     outcome = None

@@ -93,6 +93,7 @@ def _print_verdict(console: Console, decision: Decision, preview_of: str | None 
         console.print(f"  - {reason}", markup=False, soft_wrap=True)
     for note in gate.notes:
         console.print(f"  note: {note}", markup=False, soft_wrap=True)
+    console.print(f"  thresholds: {gate.source}", markup=False, highlight=False)
 
 
 def _emit(root: Root, decision: Decision, options: DecideOptions, console: Console,

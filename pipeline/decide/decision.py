@@ -10,6 +10,7 @@ from typing import Literal
 
 from pipeline.catalog import known_suites, load_suite, set_extra_roots
 from pipeline.decide.files import (
+    GateConfig,
     load_gate_config,
     load_reviews,
     recorded_gate_config,
@@ -22,6 +23,7 @@ from reports import (
     recorded_thresholds,
 )
 from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from reports.gate import DEFAULT_GATE
 from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.writer import validate_run_id
@@ -79,4 +81,16 @@ def make_decision(root: Root, options: DecideOptions) -> Decision:
     return decide(root, options.baseline, options.candidate, critical=critical | named,
                   reviews=reviews, thresholds=thresholds(recorded, file),
                   options=BootstrapOptions(options.seed, options.resamples, options.confidence),
-                  notes=notes)
+                  notes=notes, source=thresholds_source(options, recorded))
+
+
+def thresholds_source(options: DecideOptions, recorded: GateConfig) -> str:
+    """Where the gate's limits come from, as the verdict names it."""
+    found = []
+    if options.config is not None:
+        found.append(f"gate config {options.config}")
+    if recorded.model_dump(exclude_none=True, exclude={"critical"}):
+        found.append(f"thresholds recorded by run {options.candidate}")
+    if not found:
+        return DEFAULT_GATE
+    return " and ".join(found) + " (the keys they leave unset: the default gate's)"

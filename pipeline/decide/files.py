@@ -2,6 +2,10 @@
 (acknowledged expectation changes). YAML, validated with ``extra='forbid'``: a mistake is a
 ``CatalogError`` naming ``file:line: field``, and the command exits 2 before deciding anything.
 
+With no gate file and no thresholds recorded by the run, the default gate decides: every key at
+its default, so a new regression in any cell, or a paired-bootstrap interval wholly below zero,
+blocks; no rate, cost or latency limit applies (the verdict's notes say which are not set).
+
 gate.yaml::
 
     overall_pass_rate: 0.98          # fraction of the candidate's final trials that passed
@@ -15,6 +19,9 @@ gate.yaml::
     latency_floor_ms: 250            # a p95 increase up to 250 ms is noise (default 250)
     cost_floor_usd: 0.001            # a cost-per-trial increase up to this is noise (default)
     min_paired_trials: 10            # fewer pairs measured on both runs: no regression read
+    regressions: any                 # any (default): every newly regressed cell blocks;
+                                     # critical: only critical scenarios' (others: notes)
+    interval_below_zero: block       # block (default) or note, when the whole interval < 0
     critical: [V1]                   # more critical scenario ids (besides "critical": true)
 
 review.yaml::
@@ -36,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.catalog import CatalogError
 from pipeline.catalog.located import read_yaml_mapping, validate_located
 from reports.expectations import Review
-from reports.gate import Thresholds, UnknownPolicy
+from reports.gate import IntervalPolicy, RegressionPolicy, Thresholds, UnknownPolicy
 
 
 class GateConfig(BaseModel):
@@ -55,6 +62,8 @@ class GateConfig(BaseModel):
     latency_floor_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     cost_floor_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     min_paired_trials: int | None = Field(default=None, ge=1)
+    regressions: RegressionPolicy | None = None
+    interval_below_zero: IntervalPolicy | None = None
     critical: list[str] = Field(default_factory=list)
 
 

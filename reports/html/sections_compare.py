@@ -42,6 +42,7 @@ def verdict(page: Page, decision: Decision) -> Markup:
              esc.tag("p", f"{decision.candidate} (candidate) against {decision.baseline} "
                           f"(baseline), paired by scenario, prompt, memory mode, repeat"
                           + (" and model" if decision.paired.by_model else "")),
+             esc.tag("p", f"thresholds: {gate.source}", {"id": "thresholds"}),
              esc.tag("h3", "reasons"), esc.tag("ul", reasons, {"id": "reasons"})]
     if gate.notes:
         parts += [esc.tag("h3", "notes"), esc.tag("ul", notes)]

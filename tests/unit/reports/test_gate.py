@@ -20,7 +20,7 @@ from warehouse.query import run_sql
 from warehouse.writer import WarehouseWriter
 
 GATE_YAML = "overall_pass_rate: 0.7\nmax_latency_regression_percent: 50\nmax_cost_usd: 1.0\n" \
-            "critical: [CRIT]\n"
+            "critical: [CRIT]\nregressions: critical\n"
 
 
 @pytest.fixture
@@ -365,3 +365,52 @@ def test_a_sweeps_spend_cap_is_not_read_as_the_gates_cost_threshold(tmp_path: Pa
     WarehouseWriter(root, "legacy").write_batch({"runs": [run_row("legacy", {
         "overall_pass_rate": 0.8})]})
     assert recorded_thresholds(root, "legacy") == {"overall_pass_rate": 0.8}
+
+
+def test_without_a_config_the_default_gate_blocks_any_new_regression(home: Path,
+                                                                     tmp_path: Path) -> None:
+    """No gate file, nothing recorded: STAB (not critical) 3/3 -> 1/3 is a reason, and compare's
+    preview never says ADMIT; a file with ``regressions: critical`` makes it a note."""
+    code, out, _ = cli("compare", "base", "cand")
+    assert code == 0, out
+    assert "ADMIT" not in out
+    assert "gate preview: BLOCK" in out
+    reason = next(line for line in out.splitlines() if "new regression in " in line)
+    assert "STAB/m/a/default/chat 3/3 -> 1/3" in reason
+    assert "thresholds: the default gate" in out
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--format", "json")
+    record = json.loads(out)["gate"]
+    assert code == 1 and record["verdict"] == "block"
+    assert record["thresholds"]["regressions"] == "any"
+    assert record["line"].startswith("BLOCK: cand against base: ")
+    relaxed = tmp_path / "relaxed.yaml"
+    relaxed.write_text("regressions: critical\ninterval_below_zero: note\n", "utf-8")
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--config", str(relaxed))
+    assert "new regression in STAB" not in out
+    note = next(line for line in out.splitlines() if "(not blocking): " in line)
+    assert "STAB/m/a/default/chat 3/3 -> 1/3" in note
+    assert f"thresholds: gate config {relaxed}" in out
+
+
+def _declining(root: Path, run_id: str, passes: list[bool]) -> None:
+    write(root, run_id, [t for s in ("S1", "S2", "S3", "S4", "S5")
+                         for t in cell(run_id, s, passes)])
+
+
+def test_an_interval_wholly_below_zero_blocks_by_default_without_any_regression(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every scenario 2/3 -> 1/3 is flaky, never a regression class; the candidate is still
+    worse at 90%: the default gate blocks on the interval, ``interval_below_zero: note`` admits
+    and says so."""
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
+    root = tmp_path / "home" / "warehouse"
+    _declining(root, "base", [True, True, False])
+    _declining(root, "cand", [True, False, False])
+    code, out, _ = cli("gate", "cand", "--baseline", "base")
+    assert code == 1, out
+    assert "is wholly below zero" in out.split("note:")[0]
+    (tmp_path / "gate.yaml").write_text("interval_below_zero: note\n", "utf-8")
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--config",
+                        str(tmp_path / "gate.yaml"))
+    assert code == 0, out
+    assert "wholly below zero" in out and "not a reason to block" in out
