@@ -5,12 +5,15 @@
 ``swap.yaml`` is a sweep spec whose ``models`` list holds exactly two models: A (today's, the
 baseline) then B (the candidate). The flow runs the one grid twice, once per model, so that
 every trial of B has the identity of a trial of A except the model (same scenarios and hashes,
-prompts, memory modes, repeats and seeds: paired), as runs ``<run_id>-a`` and ``<run_id>-b``
-(``run_id`` from the spec, else ``swap-<time>-<hex>``); then compares them (transitions, pass^k,
-usage deltas, paired bootstrap) and applies the gate (``agentsweep gate`` semantics). The
-decision record lands in the warehouse's ``comparisons`` table and as JSON in
-``AGENTSWEEP_HOME/reports/<run_id>-b-vs-<run_id>-a.decision.json``. Exit code: the gate's (0
-admit, 1 block, 3 incomplete), 2 for bad input.
+prompts, memory modes, repeats and seeds: paired), as runs ``<study>-a`` and ``<study>-b``; the
+study is ``--run-id`` when given (``--resume`` continues it), else a fresh
+``<spec's run_id, or swap>-<time>-<hex>`` per invocation. Then it compares them (transitions,
+pass^k, usage deltas, paired bootstrap) and applies the gate (``agentsweep gate`` semantics;
+without ``--gate`` the default gate). That one decision is everywhere: the ``comparisons``
+table (the viewer), ``AGENTSWEEP_HOME/reports/<study>-b-vs-<study>-a.{decision.json,junit.xml,
+html}``, the last printed line and the flow run's state in Prefect (Completed; Failed with the
+verdict and its reasons; Cancelled when interrupted). Exit code: the gate's (0 admit, 1 block,
+3 incomplete), 2 for bad input.
 
 Both sweeps are prepared before Prefect starts, as ``agentsweep run`` prepares one
 (pipeline.sweep.prepare): a missing key or any other mistake is refused in one line (exit 2)
@@ -21,12 +24,12 @@ are the gate's verdict and its reasons.
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 from pipeline.runtime import hygiene
 
@@ -35,19 +38,29 @@ if __name__ == "__main__":
 
 from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.client.schemas.objects import State  # noqa: E402
 
-from flows.sweep import run_sweep  # noqa: E402
+from flows.programs import quiet_flow_logs  # noqa: E402
+from flows.sweep import run_sweep, tags_of  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
-from pipeline.decide.decision import DecideOptions, make_decision
+from pipeline.decide.decision import DecideOptions, make_decision  # noqa: E402
+from pipeline.decide.files import check_decision_files  # noqa: E402
+from pipeline.decide.published import PublishedDecision, publish  # noqa: E402
 from pipeline.errors import ExitCode  # noqa: E402
 from pipeline.runtime.bounded_exit import exit_within  # noqa: E402
-from pipeline.sweep.config import SweepConfig
+from pipeline.runtime.flow_runs import (  # noqa: E402
+    interrupted_state,
+    name_this_flow_run,
+    outcome_of,
+    verdict_state,
+)
+from pipeline.sweep.config import SweepConfig  # noqa: E402
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
-from pipeline.sweep.stages import SweepOutcome
-from reports.decision import decision_json, store_decision  # noqa: E402
-from warehouse.atomic import write_text  # noqa: E402
+from pipeline.sweep.stages import SweepOutcome  # noqa: E402
+from reports import Decision  # noqa: E402
+from reports.decision import verdict_line  # noqa: E402
 
 
 class SwapSpecError(ValueError):
@@ -59,19 +72,20 @@ class SwapOutcome:
     baseline: str
     candidate: str
     sweeps: tuple[SweepOutcome, SweepOutcome]
-    decision: dict[str, object]
-    """The decision record as JSON-able data (``reports.decision.decision_json``)."""
-    record: Path
+    published: PublishedDecision
+    """The decision (``agentsweep gate`` semantics) with its record, JUnit and HTML."""
+
+    @property
+    def decision(self) -> Decision:
+        return self.published.decision
 
     @property
     def exit_code(self) -> int:
-        gate = self.decision["gate"]
-        assert isinstance(gate, dict)
-        return int(gate["exit_code"])
+        return self.decision.gate.exit_code
 
 
-def swap_run_id() -> str:
-    return f"swap-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+def swap_run_id(prefix: str = "swap") -> str:
+    return f"{prefix}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
 def split_models(config: SweepConfig, run_id: str) -> tuple[SweepConfig, SweepConfig]:
@@ -84,80 +98,108 @@ def split_models(config: SweepConfig, run_id: str) -> tuple[SweepConfig, SweepCo
             config.model_copy(update={"models": [model_b], "run_id": f"{run_id}-b"}))
 
 
-def swap_configs(spec_path: str, run_id: str | None = None) -> tuple[SweepConfig, SweepConfig]:
-    """The spec's grid under model A and model B, as runs ``<run_id>-a`` and ``<run_id>-b``."""
+def swap_configs(spec_path: str, run_id: str | None = None,
+                 resume: bool = False) -> tuple[SweepConfig, SweepConfig]:
+    """The spec's grid under model A and model B, as runs ``<study>-a`` and ``<study>-b``: the
+    study is ``run_id`` when given, else a fresh ``<spec's run_id or swap>-<time>-<hex>`` (each
+    invocation its own study); ``resume`` continues the study ``run_id``."""
+    if resume and run_id is None:
+        raise SwapSpecError("--resume continues a study: name it with --run-id")
     config = load_spec(Path(spec_path), hygiene.warehouse_root())
     if run_id is None:
-        run_id = config.run_id if "run_id" in config.model_fields_set else swap_run_id()
+        run_id = swap_run_id(config.run_id if "run_id" in config.model_fields_set else "swap")
+    if resume:
+        config = config.model_copy(update={"resume": True})
     return split_models(config, run_id)
 
 
 @task(name="decide", cache_policy=NO_CACHE)
 def decide_task(config: SweepConfig, baseline: str, candidate: str, gate_config: str | None,
-                review: str | None) -> tuple[dict[str, object], Path]:
-    """Compare + bootstrap + gate; the decision record stored and written as JSON."""
-    warehouse = config.warehouse
+                review: str | None) -> PublishedDecision:
+    """Compare + bootstrap + gate; the decision published (record, JSON, JUnit, HTML)."""
     options = DecideOptions(baseline, candidate, Path(gate_config) if gate_config else None,
                             Path(review) if review else None, catalogs=tuple(config.catalogs))
-    decision = make_decision(warehouse, options)
-    store_decision(warehouse, decision)
-    data = decision_json(decision)
-    record = hygiene.agentsweep_home() / "reports" / f"{candidate}-vs-{baseline}.decision.json"
-    write_text(record, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return data, record
+    decision = make_decision(config.warehouse, options)
+    return publish(config.warehouse, decision, hygiene.agentsweep_home() / "reports")
 
 
 @flow(name="agentsweep-model-swap", log_prints=False, validate_parameters=False)
-def model_swap(spec_path: str, gate_config: str | None = None,
-               review: str | None = None, run_id: str | None = None) -> SwapOutcome:
-    """Model A and model B on one paired grid, then the decision."""
-    prepared_a, prepared_b = (prepared_for(c) for c in swap_configs(spec_path, run_id))
+def model_swap(spec_path: str, gate_config: str | None = None, review: str | None = None,
+               run_id: str | None = None, resume: bool = False) -> Any:
+    """Model A and model B on one paired grid, then the decision. The flow run's final state is
+    the verdict (Completed; Failed with the verdict and its reasons; Cancelled when
+    interrupted); its last printed line is the verdict."""
+    configs = swap_configs(spec_path, run_id, resume)
+    study = configs[0].run_id.removesuffix("-a")
+    name_this_flow_run(f"model swap {study}",
+                       sorted({*tags_of(configs[0], "model-swap"),
+                               *tags_of(configs[1], "model-swap")}))
+    prepared_a, prepared_b = (prepared_for(c) for c in configs)
     config_a, config_b = prepared_a.config, prepared_b.config
-    sweep_a = run_sweep(prepared_a, "model-swap")
-    sweep_b = run_sweep(prepared_b, "model-swap")
-    decision, record = decide_task(config_a, config_a.run_id, config_b.run_id,
-                                   gate_config, review)
-    return SwapOutcome(config_a.run_id, config_b.run_id, (sweep_a, sweep_b), decision, record)
+    try:
+        sweep_a = run_sweep(prepared_a, "model-swap")
+        sweep_b = run_sweep(prepared_b, "model-swap")
+    except KeyboardInterrupt:
+        return interrupted_state(f"model swap {study}: what finished is saved; continue with "
+                                 f"--run-id {study} --resume")
+    published = decide_task(config_a, config_a.run_id, config_b.run_id, gate_config, review)
+    outcome = SwapOutcome(config_a.run_id, config_b.run_id, (sweep_a, sweep_b), published)
+    lines = verdict_lines(outcome)
+    for line in lines:
+        print(line, flush=True)  # the program's terminal, and a served deployment's log
+    return verdict_state(ExitCode(outcome.exit_code), lines[-1],
+                         outcome.decision.gate.reasons, outcome)
 
 
-def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None) -> int:
-    """Prepare both sweeps (a mistake: one line, exit 2, before Prefect starts), run the flow,
-    print the gate's verdict and reasons last; the exit code."""
+def verdict_lines(outcome: SwapOutcome) -> list[str]:
+    """What the study wrote, the decision's reasons, and last the verdict line."""
+    published = outcome.published
+    return [f"model swap {outcome.baseline} -> {outcome.candidate}: decision record "
+            f"{published.record} (and the comparisons table); JUnit: {published.junit}; HTML "
+            f"report: {published.html}",
+            *(f"  - {reason}" for reason in outcome.decision.gate.reasons),
+            verdict_line(outcome.decision)]
+
+
+def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None,
+             resume: bool = False) -> int:
+    """Prepare both sweeps (a mistake: one line, exit 2, before Prefect starts), run the flow
+    (it prints the verdict and its reasons last); the exit code."""
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
     from pipeline.runtime.probe import prefect_lost_line
     from reports.paired import ComparisonInputError
 
     try:
-        configs = swap_configs(spec, run_id)
+        configs = swap_configs(spec, run_id, resume)
         prepared = [prepared_for(config, say=print) for config in configs]
+        check_decision_files(gate, review)
     except (BadInput, CatalogError, SwapSpecError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     name = configs[0].run_id.removesuffix("-a")
     print(f"model swap {name}: {configs[0].model_names()[0]} -> {configs[1].model_names()[0]} "
           f"on {prepared[0].where}", flush=True)
+    quiet_flow_logs()
     try:
-        outcome = model_swap.with_options(flow_run_name=f"model swap {name}")(
-            spec, gate, review, name)
+        state = model_swap.with_options(flow_run_name=f"model swap {name}")(
+            spec, gate, review, name, resume, return_state=True)
+        outcome = cast(SwapOutcome, outcome_of(cast("State[Any]", state)))
+    except KeyboardInterrupt:
+        print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; continue "
+              f"with the same command and --run-id {name} --resume", file=sys.stderr)
+        return ExitCode.INTERRUPTED
     except (CatalogError, ComparisonInputError, RunLocked) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except Exception as exc:
         lost = prefect_lost_line(exc, f"model swap {name}", "the same command with "
-                                 f"--run-id {name} (finished trials are kept)")
+                                 f"--run-id {name} --resume (finished trials are kept)")
         if lost is None:
             raise
         print(lost, file=sys.stderr)
         return ExitCode.INCOMPLETE
     mark_good(hygiene.prefect_home())
-    gate_record = outcome.decision["gate"]
-    assert isinstance(gate_record, dict)
-    print(f"decision record: {outcome.record} (and the comparisons table)")
-    print(f"model swap {outcome.baseline} -> {outcome.candidate}: {gate_record['verdict']} "
-          f"(exit {outcome.exit_code})")
-    for reason in gate_record["reasons"]:
-        print(f"  - {reason}")
     return outcome.exit_code
 
 
@@ -167,10 +209,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", required=True, help="sweep spec (YAML) naming two models")
     parser.add_argument("--gate", help="gate config (YAML)")
     parser.add_argument("--review", help="review file (YAML) for expectation changes")
-    parser.add_argument("--run-id", help="the study's id (runs <id>-a and <id>-b)")
+    parser.add_argument("--run-id", help="the study's id (runs <id>-a and <id>-b); default: a "
+                        "fresh one per invocation")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the study --run-id (its finished trials are kept)")
     args = parser.parse_args(argv)
     hygiene.apply()
-    code = run_once(args.spec, args.gate, args.review, args.run_id)
+    code = run_once(args.spec, args.gate, args.review, args.run_id, args.resume)
     exit_within(code)  # its verdict is said: Prefect's exit work may not hold the process
     raise SystemExit(code)
 

@@ -8,15 +8,22 @@
 the Prefect API in ``PREFECT_API_URL`` and executes its runs until stopped; ``run`` runs the flow
 once, now. The comparison (``reports.compare`` over ``warehouse/sql/compare_runs.sql``) lands in
 ``AGENTSWEEP_HOME/reports/<run_id>-vs-<baseline>.csv`` and, beside it, the HTML report of the
-comparison (``<run_id>-vs-<baseline>.html``: gate verdict, transitions, matrix, traces; with no
+decision (``<run_id>-vs-<baseline>.html``: verdict, transitions, matrix, traces; with no
 baseline the run's own ``<run_id>.html``); ``previous`` names the latest earlier nightly run
 (run ids ``nightly-...``, which this flow gives runs whose spec sets no run_id).
 
+The run is then decided against its baseline as ``agentsweep gate`` decides (``--gate`` and
+``--review`` as there; without ``--gate`` the default gate: any new regression blocks), and that
+one decision is everywhere: the record in the ``comparisons`` table (the viewer), beside the CSV
+the decision JSON, JUnit XML and HTML report, the last printed line (``ADMIT``/``BLOCK``/
+``INCOMPLETE``, the gate's exit code 0/1/3), and the flow run's state in Prefect (Completed;
+Failed with the verdict and its reasons; Cancelled when interrupted). With no baseline the last
+line is ``PASS``, or ``INCOMPLETE`` (exit 3) when trials of the run could not finish.
+
 The sweep is prepared as ``agentsweep run`` prepares it (pipeline.sweep.prepare: every check
 before the first trial, the run lock, the warm stack of ``agentsweep up`` when it runs); ``run``
-refuses a mistake in one line (exit 2) before Prefect starts. Its last line is the verdict:
-``PASS`` or ``REGRESSED`` with the count of regressed cells (exit 1), or ``INCOMPLETE`` (exit 3)
-when trials of the run could not finish.
+refuses a mistake in one line (exit 2) before Prefect starts. A deployment's runs are named
+after their run ids and print their verdict into the serve log.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 from pipeline.runtime import hygiene
 
@@ -35,36 +43,44 @@ if __name__ == "__main__":
 
 from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.client.schemas.objects import State  # noqa: E402
 from prefect.deployments.runner import RunnerDeployment  # noqa: E402
 
-from flows.sweep import run_sweep  # noqa: E402
+from flows.programs import quiet_flow_logs, serve_deployment  # noqa: E402
+from flows.sweep import run_sweep, tags_of  # noqa: E402
 from pipeline.catalog import CatalogError  # noqa: E402
-from pipeline.decide.html import nightly_report
+from pipeline.decide.decision import DecideOptions, make_decision  # noqa: E402
+from pipeline.decide.files import check_decision_files  # noqa: E402
+from pipeline.decide.html import decision_report  # noqa: E402
+from pipeline.decide.published import PublishedDecision, publish  # noqa: E402
 from pipeline.errors import ExitCode  # noqa: E402
 from pipeline.runtime.bounded_exit import exit_within  # noqa: E402
-from pipeline.sweep.config import SweepConfig
+from pipeline.runtime.flow_runs import (  # noqa: E402
+    interrupted_state,
+    name_this_flow_run,
+    outcome_of,
+    verdict_state,
+)
+from pipeline.sweep.config import SweepConfig  # noqa: E402
 from pipeline.sweep.preflight import BadInput  # noqa: E402
 from pipeline.sweep.prepare import prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
-from pipeline.sweep.stages import SweepOutcome
-from pipeline.sweep.totals import run_totals
-from reports import NIGHTLY_PREFIX, Comparison, previous_nightly_run, write_comparison  # noqa: E402
+from pipeline.sweep.stages import SweepOutcome  # noqa: E402
+from pipeline.sweep.totals import run_totals  # noqa: E402
+from reports import (  # noqa: E402
+    NIGHTLY_PREFIX,
+    Comparison,
+    ComparisonInputError,
+    Decision,
+    previous_nightly_run,
+    write_comparison,
+)
+from reports.decision import verdict_line  # noqa: E402
 
 CRON = "0 2 * * *"
 DEPLOYMENT_NAME = "nightly"
 PREVIOUS = "previous"
 DEFAULT_SPEC = Path(__file__).resolve().parent.parent / "infra" / "sweeps" / "nightly.yaml"
-
-
-class NightlyRegression(Exception):
-    """The candidate run regressed against its baseline: the flow run fails with the cells."""
-
-    def __init__(self, comparison: Comparison) -> None:
-        cells = comparison.regressed_cells()
-        super().__init__(f"run {comparison.candidate} regressed against {comparison.baseline} "
-                         f"in {len(cells)} cell(s): {'; '.join(cells)} (report: "
-                         f"{comparison.report}; HTML: {html_path(comparison)})")
-        self.comparison = comparison
 
 
 def html_path(comparison: Comparison) -> Path | None:
@@ -79,7 +95,13 @@ class NightlyOutcome:
     comparison: Comparison | None
     """None when no baseline was named (or ``previous`` found none)."""
     html: Path | None = None
-    """The HTML report (the comparison's, or the run's when there is none)."""
+    """The HTML report (the decision's, or the run's when there is none)."""
+    published: PublishedDecision | None = None
+    """The decision against the baseline (gate semantics), with its record, JUnit and HTML."""
+
+    @property
+    def decision(self) -> Decision | None:
+        return self.published.decision if self.published is not None else None
 
 
 def nightly_run_id() -> str:
@@ -95,49 +117,78 @@ def nightly_config(spec_path: str, run_id: str | None = None) -> SweepConfig:
     return config
 
 
-@task(name="compare-runs", cache_policy=NO_CACHE)
-def compare_task(config: SweepConfig, baseline_run_id: str) -> Comparison | None:
-    baseline: str | None = baseline_run_id
+def baseline_of(config: SweepConfig, baseline_run_id: str | None) -> str | None:
+    """The baseline run: as named, or for ``previous`` the latest earlier nightly run."""
     if baseline_run_id == PREVIOUS:
-        baseline = previous_nightly_run(config.warehouse, config.run_id)
-    if baseline is None:
-        return None
+        return previous_nightly_run(config.warehouse, config.run_id)
+    return baseline_run_id
+
+
+@task(name="compare-runs", cache_policy=NO_CACHE)
+def compare_task(config: SweepConfig, baseline: str) -> Comparison:
     return write_comparison(config.warehouse, hygiene.agentsweep_home() / "reports", baseline,
                             config.run_id)
 
 
+@task(name="decide", cache_policy=NO_CACHE)
+def decide_task(config: SweepConfig, baseline: str, gate_config: str | None,
+                review: str | None) -> PublishedDecision | None:
+    """The gate's decision on the run against its baseline, published (record, JSON, JUnit,
+    HTML); None when the two runs share nothing to pair (the CSV still lists the cells)."""
+    options = DecideOptions(baseline, config.run_id, Path(gate_config) if gate_config else None,
+                            Path(review) if review else None, catalogs=tuple(config.catalogs))
+    try:
+        decision = make_decision(config.warehouse, options)
+    except ComparisonInputError:
+        return None
+    return publish(config.warehouse, decision, hygiene.agentsweep_home() / "reports")
+
+
 @task(name="html-report", cache_policy=NO_CACHE)
-def html_task(config: SweepConfig, comparison: Comparison | None) -> Path:
-    reports = hygiene.agentsweep_home() / "reports"
-    path = (html_path(comparison) if comparison is not None else None) or (
-        reports / f"{config.run_id}.html")
-    return nightly_report(config.warehouse, path, config.run_id,
-                          comparison.baseline if comparison is not None else None)
+def html_task(config: SweepConfig) -> Path:
+    """The run's own report, when there is no decision to report."""
+    path = hygiene.agentsweep_home() / "reports" / f"{config.run_id}.html"
+    return decision_report(config.warehouse, path, config.run_id, None)
 
 
-@flow(name="agentsweep-nightly", log_prints=False)
-def nightly(spec_path: str, baseline_run_id: str | None = None,
-            run_id: str | None = None) -> NightlyOutcome:
-    """Sweep the spec; with a baseline run id (or ``previous``), write the k/n transitions.
-    A regressed cell fails the flow run (NightlyRegression); a cell whose scenario or prompt
-    changed is marked ``changed`` for review, never a regression."""
-    prepared = prepared_for(nightly_config(spec_path, run_id))
+@flow(name="agentsweep-nightly", log_prints=False, validate_parameters=False)
+def nightly(spec_path: str, baseline_run_id: str | None = None, run_id: str | None = None,
+            gate_config: str | None = None, review: str | None = None) -> Any:
+    """Sweep the spec; with a baseline run id (or ``previous``), write the comparison and
+    decide as ``agentsweep gate`` decides (the default gate unless ``gate_config``). The flow
+    run's final state is the verdict: Completed, Failed (blocked, incomplete) with the verdict
+    line and reasons, Cancelled (interrupted); its last printed line is the verdict."""
+    config = nightly_config(spec_path, run_id)
+    name_this_flow_run(f"nightly {config.run_id}", tags_of(config, "nightly"))
+    prepared = prepared_for(config)
     config = prepared.config
-    outcome = run_sweep(prepared, "nightly")
-    comparison = compare_task(config, baseline_run_id) if baseline_run_id else None
-    html = html_task(config, comparison)  # before a regression fails the run: read it then
-    if comparison is not None and comparison.changes().get("regressed"):
-        raise NightlyRegression(comparison)
-    return NightlyOutcome(config.run_id, outcome, comparison, html)
+    try:
+        outcome = run_sweep(prepared, "nightly")
+    except KeyboardInterrupt:
+        return interrupted_state(f"nightly {config.run_id}: what finished is saved; continue "
+                                 f"with agentsweep run --run-id {config.run_id} --resume")
+    baseline = baseline_of(config, baseline_run_id)
+    comparison = compare_task(config, baseline) if baseline is not None else None
+    published = (decide_task(config, baseline, gate_config, review)
+                 if baseline is not None else None)
+    html = published.html if published is not None else html_task(config)
+    result = NightlyOutcome(config.run_id, outcome, comparison, html, published)
+    code, lines = verdict_lines(result)
+    for line in lines:
+        print(line, flush=True)  # the program's terminal, and a served deployment's log
+    reasons = published.decision.gate.reasons if published is not None else []
+    return verdict_state(code, lines[-1], reasons, result)
 
 
 def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None = PREVIOUS,
-               cron: str = CRON, name: str = DEPLOYMENT_NAME) -> RunnerDeployment:
+               cron: str = CRON, name: str = DEPLOYMENT_NAME,
+               gate_config: str | None = None) -> RunnerDeployment:
     """The scheduled deployment of ``nightly`` (the spec path is made absolute)."""
     made = nightly.to_deployment(
         name=name, cron=cron,
         parameters={"spec_path": str(Path(spec_path).resolve()),
-                    "baseline_run_id": baseline_run_id},
+                    "baseline_run_id": baseline_run_id,
+                    "gate_config": str(Path(gate_config).resolve()) if gate_config else None},
         description="Nightly regression sweep and baseline comparison (agentsweep).",
         tags=["agentsweep", "nightly"])
     if not isinstance(made, RunnerDeployment):  # only from async code, which this is not
@@ -145,9 +196,10 @@ def deployment(spec_path: str | Path = DEFAULT_SPEC, baseline_run_id: str | None
     return made
 
 
-def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
-    """``run``: prepare (a mistake: one line, exit 2, before Prefect starts), run the flow, and
-    end with the verdict; the exit code."""
+def run_once(spec: str, baseline: str | None, run_id: str | None,
+             gate: str | None = None, review: str | None = None) -> int:
+    """``run``: prepare (a mistake: one line, exit 2, before Prefect starts), run the flow (it
+    prints its verdict last); the exit code."""
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
     from pipeline.runtime.probe import prefect_lost_line
@@ -155,21 +207,21 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
     try:
         config = nightly_config(spec, run_id)
         prepared = prepared_for(config, say=print)
+        check_decision_files(gate, review)
     except (BadInput, CatalogError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     print(f"nightly run {config.run_id}: starting on {prepared.where}", flush=True)
+    quiet_flow_logs()
     try:
-        result = nightly.with_options(flow_run_name=f"nightly {config.run_id}")(
-            spec, baseline, config.run_id)
-    except NightlyRegression as exc:
-        comparison = exc.comparison
-        print(f"REGRESSED: run {comparison.candidate} against {comparison.baseline}: "
-              f"{len(comparison.regressed_cells())} regressed cell(s): "
-              f"{'; '.join(comparison.regressed_cells())}; report: {comparison.report}; "
-              f"HTML: {html_path(comparison)}; exit {ExitCode.BLOCKED}", file=sys.stderr)
-        return ExitCode.BLOCKED
-    except RunLocked as exc:
+        state = nightly.with_options(flow_run_name=f"nightly {config.run_id}")(
+            spec, baseline, config.run_id, gate, review, return_state=True)
+        result = cast(NightlyOutcome, outcome_of(cast("State[Any]", state)))
+    except KeyboardInterrupt:
+        print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; continue "
+              f"with: agentsweep run --run-id {config.run_id} --resume", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except (RunLocked, CatalogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except Exception as exc:
@@ -180,29 +232,40 @@ def run_once(spec: str, baseline: str | None, run_id: str | None) -> int:
         print(lost, file=sys.stderr)
         return ExitCode.INCOMPLETE
     mark_good(hygiene.prefect_home())
-    return _verdict(result)
+    return verdict_lines(result)[0]
 
 
-def _verdict(result: NightlyOutcome) -> int:
-    """The last line: PASS / INCOMPLETE, what ran, what to read; the exit code."""
-    comparison = result.comparison
-    changed = comparison.changes().get("changed", 0) if comparison else 0
-    against = f"against {comparison.baseline}" if comparison else "no baseline to compare with"
-    incomplete = result.sweep.statuses.get("incomplete", 0)
-    verdict = "INCOMPLETE" if incomplete or result.sweep.stopped else "PASS"
-    code = ExitCode.INCOMPLETE if verdict == "INCOMPLETE" else ExitCode.OK
+def verdict_lines(result: NightlyOutcome) -> tuple[ExitCode, list[str]]:
+    """What the run wrote, the decision's reasons, and last the verdict line: the gate's
+    (``reports.decision.verdict_line``) with a baseline, else PASS / INCOMPLETE on the run's
+    own trials; and the exit code."""
     totals = run_totals(result.sweep.summary_columns, result.sweep.summary_rows)
-    print(f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
-          f"{comparison.report if comparison else 'none'}; HTML report: {result.html}")
     stopped = result.sweep.stopped
-    print(f"{verdict}: nightly {result.run_id} {against}: 0 regressed cell(s)"
-          + (f", {changed} changed (to review)" if changed else "")
-          + (f"; stopped: {stopped.reason}. {stopped.remedy}, then resume with agentsweep "
-             f"run --run-id {result.run_id} --resume" if stopped else "")
-          + (f"; {incomplete} trial(s) incomplete: resume with agentsweep run --run-id "
-             f"{result.run_id} --resume" if incomplete and not stopped else "")
-          + f"; trials: {totals.counts()}; exit {code}")
-    return code
+    incomplete = result.sweep.statuses.get("incomplete", 0)
+    comparison = result.comparison
+    lines = [f"run {result.run_id}: executed {result.sweep.executed}; comparison: "
+             f"{comparison.report if comparison else 'none'}; HTML report: {result.html}"]
+    decision = result.decision
+    resume = f"agentsweep run --run-id {result.run_id} --resume"
+    if stopped is not None:
+        return ExitCode.INCOMPLETE, [*lines, f"INCOMPLETE: nightly {result.run_id} stopped: "
+                                     f"{stopped.reason}. {stopped.remedy}, then resume with "
+                                     f"{resume}; trials: {totals.counts()}; exit "
+                                     f"{ExitCode.INCOMPLETE}"]
+    if decision is not None and result.published is not None:
+        code = ExitCode(decision.gate.exit_code)
+        lines.append(f"decision record: {result.published.record}; JUnit: "
+                     f"{result.published.junit}")
+        lines += [f"  - {reason}" for reason in decision.gate.reasons]
+        return code, [*lines, verdict_line(decision, f"trials: {totals.counts()}")]
+    against = (f"against {comparison.baseline}: nothing to pair (see the comparison)"
+               if comparison else "no baseline to compare with")
+    code = ExitCode.INCOMPLETE if incomplete else ExitCode.OK
+    verdict = "INCOMPLETE" if incomplete else "PASS"
+    return code, [*lines, f"{verdict}: nightly {result.run_id} {against}"
+                  + (f"; {incomplete} trial(s) incomplete: resume with {resume}"
+                     if incomplete else "")
+                  + f"; trials: {totals.counts()}; exit {code}"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -215,16 +278,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run-id", help="the run's id (`run`; default: the spec's, else new)")
     parser.add_argument("--cron", default=CRON, help="schedule of `serve` (UTC)")
     parser.add_argument("--name", default=DEPLOYMENT_NAME, help="deployment name")
+    parser.add_argument("--gate", help="gate config (YAML); default: the default gate")
+    parser.add_argument("--review", help="review file (YAML) for expectation changes (`run`)")
     args = parser.parse_args(argv)
     hygiene.apply()
     baseline = None if args.baseline.lower() == "none" else args.baseline
     if args.command == "run":
-        code = run_once(args.spec, baseline, args.run_id)
+        code = run_once(args.spec, baseline, args.run_id, args.gate, args.review)
         exit_within(code)  # its verdict is said: Prefect's exit work may not hold the process
         raise SystemExit(code)
-    from prefect import serve
-
-    serve(deployment(args.spec, baseline, args.cron, args.name))
+    serve_deployment(deployment(args.spec, baseline, args.cron, args.name, args.gate), args.cron)
 
 
 if __name__ == "__main__":

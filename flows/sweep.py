@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import State
 from prefect.utilities.annotations import quote
 
 from pipeline.execution.head import RayHeadLost
 from pipeline.execution.runlock import run_guard
 from pipeline.runtime import prefect_api, stack
+from pipeline.runtime.flow_runs import interrupted_state, outcome_of
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.preflight import refuse_existing
@@ -64,7 +66,9 @@ def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
             run_api = prefect_api.current()
             if run_api is not None:  # started early (pipeline.runtime.prefect_api)
                 run_api.ready()
-            return sweep_flow.with_options(flow_run_name=config.run_id)(config)
+            state = sweep_flow.with_options(flow_run_name=config.run_id)(
+                config, return_state=True)
+            return cast(SweepOutcome, outcome_of(state))
 
 
 @task(name="plan", cache_policy=NO_CACHE)
@@ -126,7 +130,17 @@ def summarize_task(config: SweepConfig, run_id: str) -> tuple[list[str], list[tu
 
 
 @flow(name="agentsweep-sweep", log_prints=False, validate_parameters=False)
-def sweep_flow(config: SweepConfig) -> SweepOutcome:
+def sweep_flow(config: SweepConfig) -> SweepOutcome | State[Any]:
+    """The sweep; Ctrl-C or SIGTERM ends the flow run Cancelled (``run_sweep`` then raises
+    KeyboardInterrupt in its caller, which says how to resume)."""
+    try:
+        return _sweep(config)
+    except KeyboardInterrupt:
+        return interrupted_state(f"run {config.run_id}: what finished is saved; continue with "
+                                 f"agentsweep run --run-id {config.run_id} --resume")
+
+
+def _sweep(config: SweepConfig) -> SweepOutcome:
     mark("planning")
     started_at = datetime.now(UTC)
     sweep_plan = plan_task(config)

@@ -184,12 +184,11 @@ def decision_json(decision: Decision) -> dict[str, Any]:
     }
 
 
-def verdict_line(decision: Decision) -> str:
-    """The decision in one line, as every door ends with it (terminal, Prefect state message,
-    HTML headline's title): verdict, the pair, how many reasons, the thresholds' source, exit."""
+def verdict_line(decision: Decision, detail: str = "") -> str:
+    """The decision in one line, as every door ends with it (a flow program's last line, the
+    Prefect state's message): verdict, the pair, how many reasons, the thresholds' source,
+    ``detail`` (the caller's), and the exit code."""
     gate = decision.gate
-    reasons = len(gate.reasons)
-    why = (f"{reasons} reason(s): {gate.reasons[0]}" + (" ..." if reasons > 1 else "")
-           if reasons else "no reason to block")
-    return (f"{gate.verdict.upper()}: {decision.candidate} against {decision.baseline}: {why} "
-            f"[{gate.source}]; exit {gate.exit_code}")
+    return (f"{gate.verdict.upper()}: {decision.candidate} against {decision.baseline}: "
+            f"{len(gate.reasons) or 'no'} reason(s) to block [{gate.source}]"
+            + (f"; {detail}" if detail else "") + f"; exit {gate.exit_code}")

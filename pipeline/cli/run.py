@@ -21,6 +21,7 @@ from rich.text import Text
 
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
+from pipeline.runtime.logs import keep_run_logs_off_the_terminal
 from pipeline.runtime.phases import mark
 from pipeline.runtime.probe import prefect_lost_line
 from pipeline.sweep.preflight import BadInput, option_error
@@ -195,7 +196,7 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     terminal.out.print(Text.assemble("run ", (config.run_id, "bold"),
                                      f": starting on {prepared.where}"))
     previous = signal.signal(signal.SIGINT, _quiet_interrupt)
-    _keep_run_logs_off_the_terminal()
+    keep_run_logs_off_the_terminal()
     try:
         outcome = run_sweep(prepared, "adhoc")
     except RayStartError as exc:
@@ -271,31 +272,6 @@ def _no_space_line(exc: BaseException, config: SweepConfig) -> str:
         if free < WRITE_RESERVE_BYTES:
             return str(DiskFull(path, free))
     return "no space left on a disk the run writes to"
-
-
-RUN_LOGS = ("prefect.flow_runs", "prefect.task_runs", "prefect.events",
-            "prefect._internal.concurrency")
-"""Loggers whose lines reach Prefect's API but not the terminal: the flow's own news, and
-its event and lease services, which only speak when the API went away (the run then says so
-in one line, pipeline.runtime.probe)."""
-
-
-class _NotRunLogs(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.name.startswith(RUN_LOGS)
-
-
-def _keep_run_logs_off_the_terminal() -> None:
-    """Prefect's flow- and task-run log lines still reach its API (its database and UI) but
-    not the terminal: the command prints the run's outcome itself, and an unexpected exception
-    once (Prefect would add a traceback of its own, a full disk's among them). A log line the
-    API cannot store is dropped silently, as the standard library does in production."""
-    logging.raiseExceptions = False  # Prefect's API log handler checks this before printing
-    # The root's handlers, and those of prefect._internal (it does not propagate).
-    for logger in (logging.getLogger(), logging.getLogger("prefect._internal")):
-        for handler in logger.handlers:
-            if not any(isinstance(f, _NotRunLogs) for f in handler.filters):
-                handler.addFilter(_NotRunLogs())
 
 
 def _quiet_interrupt(signum: int, frame: Any) -> None:

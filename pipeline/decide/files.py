@@ -109,3 +109,12 @@ def thresholds(recorded: GateConfig, file: GateConfig | None) -> Thresholds:
         merged.update(file.model_dump(exclude_none=True, exclude={"critical"},
                                       exclude_unset=True))
     return Thresholds(**merged)
+
+
+def check_decision_files(gate: str | None, review: str | None) -> None:
+    """A flow program's gate config and review file read before anything runs: a mistake is
+    the ``CatalogError`` the decision would raise hours later."""
+    if gate is not None:
+        load_gate_config(Path(gate))
+    if review is not None:
+        load_reviews(Path(review))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.util.redact import redactor
-from reports import ComparisonInputError
+from reports import Decision
 from reports.html import ReportInputError, ReportOptions, TraceOptions, write_report
 from warehouse.location import Root
 
@@ -39,14 +39,8 @@ def write_html(root: Root, options: HtmlOptions) -> Path:
                         ReportOptions(scrub=redactor(), traces=options.traces, decision=decision))
 
 
-def nightly_report(root: Root, path: Path, run_id: str, baseline: str | None) -> Path:
-    """The nightly flow's report: the comparison with ``baseline`` when the two runs can be
-    paired, else (no baseline, or nothing shared: the CSV still lists the cells) the run's
-    own report. The folder is made if missing."""
+def decision_report(root: Root, path: Path, run_id: str, decision: Decision | None) -> Path:
+    """A flow's report: the comparison of ``decision`` as it was decided (the same verdict as
+    the flow's), else the run's own report. The folder is made if missing."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if baseline is not None:
-        try:
-            return write_html(root, HtmlOptions(run_id, path, baseline))
-        except ComparisonInputError:
-            pass
-    return write_html(root, HtmlOptions(run_id, path))
+    return write_report(root, path, run_id, ReportOptions(scrub=redactor(), decision=decision))

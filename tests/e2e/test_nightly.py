@@ -107,12 +107,36 @@ def test_serve_registers_the_nightly_deployment_on_a_prefect_server(
         assert [s["schedule"]["cron"] for s in deployment["schedules"]] == ["0 2 * * *"]
         assert all(s["active"] for s in deployment["schedules"])
         assert deployment["parameters"] == {"spec_path": str(spec),
-                                            "baseline_run_id": "previous"}
+                                            "baseline_run_id": "previous", "gate_config": None}
         assert deployment["entrypoint"].endswith("nightly.py:nightly")
+        said = (tmp_path / "serve.log").read_text("utf-8", "replace")
+        assert (f"serving deployment agentsweep-nightly/nightly on the Prefect API at "
+                f"{prefect_server}") in said and "next run at 20" in said
+        assert not home.joinpath("warehouse").exists()  # registering runs nothing
+        # A run triggered from the deployment (as the UI's "Quick run" does): named after its
+        # run id, tagged, its verdict in the serve log and in its state.
+        small = tmp_path / "small.yaml"
+        small.write_text(f"suites: [{MEETING_SUITE}]\nscenarios: [F1]\nrepeats: 1\n"
+                         "memory_modes: [chat]\nmodels:\n  - name: reference/golden\n", "utf-8")
+        made = httpx.post(f"{prefect_server}/deployments/{deployment['id']}/create_flow_run",
+                          json={"parameters": {"spec_path": str(small),
+                                               "baseline_run_id": None}}, timeout=10)
+        assert made.status_code == 201, made.text
+        run_url = f"{prefect_server}/flow_runs/{made.json()['id']}"
+        while (run := httpx.get(run_url, timeout=5).json())["state"]["type"] not in (
+                "COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+            assert time.monotonic() < deadline + 240, (tmp_path / "serve.log").read_text()
+            time.sleep(1)
+        assert run["state"]["type"] == "COMPLETED", run["state"]
+        assert run["state"]["message"].startswith("PASS: nightly nightly-")
+        run_id = run["state"]["message"].split()[2]
+        assert run["name"] == f"nightly {run_id}"
+        assert {"nightly", "suite:intent_change", "model:reference/golden"} <= set(run["tags"])
+        said = (tmp_path / "serve.log").read_text("utf-8", "replace")
+        assert f"PASS: nightly {run_id} no baseline to compare with" in said
     finally:
         _stop(serve)
         log.close()
-    assert not home.joinpath("warehouse").exists()  # registering runs nothing
 
 
 def _trial(run_id: str, scenario: str, repeat: int, status: str, passed: bool | None
@@ -181,7 +205,7 @@ def test_comparison_shows_transitions_per_cell(tmp_path: Path) -> None:
 def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         ray_local: Any, prefect_harness: None, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, warehouse: str) -> None:
-    from flows.nightly import NightlyRegression, nightly
+    from flows.nightly import nightly
     from pipeline.reference.server import start_server
 
     home = tmp_path / "home"
@@ -200,33 +224,39 @@ def test_nightly_flow_fails_on_a_regression_and_flags_an_edited_scenario(
         spec.write_text("suites: [f1.jsonl]\nrepeats: 1\nmemory_modes: [chat]\nmodels:\n"
                         f"  - name: reference-http/golden\n    api_base: {server.api_base}\n")
         try:
-            return nightly(str(spec), "previous")
+            return nightly(str(spec), "previous", return_state=True)
         finally:
             server.stop()
 
-    first = night("golden")  # the first night: nothing to compare with
+    state = night("golden")  # the first night: nothing to compare with
+    assert state.is_completed() and state.message.startswith("PASS: nightly ")
+    first = state.result()
     assert first.run_id.startswith("nightly-") and first.comparison is None
     assert first.sweep.statuses == {"complete": 1}
     assert first.html == home / "reports" / f"{first.run_id}.html"  # the run's own report
     assert "Gate:" not in first.html.read_text("utf-8")
 
     # The next night the model behind the same name books despite the user's "stop".
-    with pytest.raises(NightlyRegression) as caught:
-        night("mutant-ignores-switch")
-    comparison = caught.value.comparison
+    state = night("mutant-ignores-switch")
+    assert state.is_failed()  # the flow run's state says the verdict, with its reasons
+    second = state.result(raise_on_failure=False)
+    comparison = second.comparison
     assert comparison.baseline == first.run_id
-    assert "F1/reference-http/golden/chat 1/1 -> 0/1" in str(caught.value)
+    assert state.message.startswith(f"BLOCK: {second.run_id} against {first.run_id}: ")
+    assert "F1/reference-http/golden/meeting_rooms/default/chat 1/1 -> 0/1" in state.message
     assert comparison.report is not None and comparison.report.parent == home / "reports"
     with comparison.report.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["scenario_id"], r["transition"], r["change"]) for r in rows] == [
         ("F1", "1/1 -> 0/1", "regressed")]
     html = comparison.report.with_suffix(".html").read_text("utf-8")  # beside the CSV
-    assert "Gate: " in html and "new failure: 1" in html
-    assert f"HTML: {comparison.report.with_suffix('.html')}" in str(caught.value)
+    assert "Gate: BLOCK (exit 1)" in html and "new failure: 1" in html
+    assert second.html == comparison.report.with_suffix(".html")
 
     # Then the scenario itself is edited: the change needs a person, it is not a regression.
     f1["turns"][1]["user"] += " Пожалуйста."
     suite.write_text(json.dumps(f1, ensure_ascii=False) + "\n", "utf-8")
-    third = night("golden")
+    state = night("golden")
+    third = state.result(raise_on_failure=False)
     assert third.comparison is not None and third.comparison.changes() == {"changed": 1}
+    assert state.is_failed() and "expectation change not reviewed: F1" in state.message

@@ -1,7 +1,9 @@
 -- Every run for the viewer's index (reports.view), newest first: its kind, grid, models,
 -- suites, trials by outcome, cost (known sum and how many trials did not report one), when it
 -- started and finished, whether its latest invocation is still open, and for an open one the
--- final trials written since that invocation started (its progress rate). Reads across runs.
+-- final trials written since that invocation started (its progress rate), and its latest
+-- decision as a candidate (the gate's verdict, baseline and reasons, from the comparisons
+-- table: what compare, gate and the flows stored). Reads across runs.
 WITH invocations AS (
     SELECT run_id, min(started_at) AS started_at, max(started_at) AS latest_started_at,
            arg_max_null(finished_at, started_at) AS latest_finished_at,
@@ -10,6 +12,13 @@ WITH invocations AS (
            list_sort(list_distinct(flatten(list(suite_ids)))) AS suites,
            arg_max(argv, started_at) AS argv
     FROM runs
+    GROUP BY run_id
+),
+decisions AS (
+    SELECT run_id, arg_max(verdict, compared_at) AS verdict,
+           arg_max(baseline_run_id, compared_at) AS decided_against,
+           arg_max(reasons, compared_at) AS verdict_reasons
+    FROM comparisons
     GROUP BY run_id
 ),
 outcomes AS (
@@ -50,7 +59,8 @@ SELECT run_id,
            AS finished_at,
        i.run_id IS NOT NULL AND i.latest_finished_at IS NULL AS open,
        i.latest_started_at, coalesce(o.done_since_latest, 0) AS done_since_latest,
-       o.last_trial_at
+       o.last_trial_at, d.verdict, d.decided_against, d.verdict_reasons
 FROM invocations AS i
 FULL OUTER JOIN outcomes AS o USING (run_id)
+LEFT JOIN decisions AS d USING (run_id)
 ORDER BY started_at DESC NULLS LAST, run_id;

@@ -124,7 +124,7 @@
     });
     app.textContent = "";
     var body = table(app, ["run", "kind", "state", "models", "suites", "passed", "failed",
-      "agent errors", "incomplete", "pass rate", "cost", "started", "finished"], "runs");
+      "agent errors", "incomplete", "pass rate", "decision", "cost", "started", "finished"], "runs");
     shown.forEach(function (r) {
       var tr = add(body, el("tr"));
       tr.dataset.run = r.run_id;
@@ -140,6 +140,9 @@
       var judged = r.passed + r.failed + r.agent_errors;
       var rate = rateCell(tr, r.passed, judged);
       if (judged) { rate.textContent = visible(symbol(r.passed, judged) + " " + Math.round(100 * r.passed / judged) + "%"); }
+      var decided = td(tr, r.verdict ? r.verdict.toUpperCase() + " vs " + r.decided_against : "",
+        "decision" + (r.verdict ? " " + r.verdict : ""));
+      if (r.verdict_reasons && r.verdict_reasons.length) { decided.title = visible(r.verdict_reasons.join("\n")); }
       td(tr, cost(r), "cost");
       td(tr, when(r.started_at), "started");
       td(tr, r.state === "finished" ? when(r.finished_at) : "", "finished");

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE
 
-from flows.model_swap import SwapSpecError, split_models
+from flows.model_swap import SwapSpecError, split_models, swap_configs
 from pipeline.catalog import load_suites
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.grid import expand
@@ -36,6 +36,23 @@ def test_the_two_grids_differ_only_in_the_model(tmp_path: Path) -> None:
         split_models(config.model_copy(update={"models": config.models[:1]}), "x")
 
 
+def test_each_invocation_is_its_own_study_unless_named(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's run_id names the studies (a prefix); --run-id names one exactly; --resume
+    needs it."""
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
+    spec = tmp_path / "swap.yaml"
+    spec.write_text(f"run_id: nightly-swap\nsuites: [{MEETING_SUITE}]\nmodels:\n"
+                    "  - name: reference/golden\n  - name: reference/mutant-stale-value\n", "utf-8")
+    first, second = (swap_configs(str(spec))[0].run_id for _ in range(2))
+    assert first != second
+    assert first.startswith("nightly-swap-") and first.endswith("-a")
+    a, b = swap_configs(str(spec), "mine", resume=True)
+    assert (a.run_id, b.run_id, a.resume, b.resume) == ("mine-a", "mine-b", True, True)
+    with pytest.raises(SwapSpecError, match="--run-id"):
+        swap_configs(str(spec), resume=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("warehouse", ["folder", "bucket"])
 def test_the_flow_runs_both_models_and_stores_the_decision(
@@ -55,11 +72,17 @@ def test_the_flow_runs_both_models_and_stores_the_decision(
                     "  - name: reference/mutant-ignores-switch\n", "utf-8")
     gate = tmp_path / "gate.yaml"
     gate.write_text("overall_pass_rate: 0.9\ncritical: [F1]\n", "utf-8")
-    outcome = model_swap(str(spec), str(gate))
+    state = model_swap(str(spec), str(gate), run_id="swap-t", return_state=True)
+    assert state.is_failed()  # a blocked swap is a Failed flow run, its verdict the message
+    assert state.message.startswith("BLOCK: swap-t-b against swap-t-a: ")
+    outcome = state.result(raise_on_failure=False)
     assert (outcome.baseline, outcome.candidate) == ("swap-t-a", "swap-t-b")
     assert outcome.exit_code == 1
-    record = json.loads(outcome.record.read_text("utf-8"))
-    assert record == outcome.decision and record["gate"]["verdict"] == "block"
+    record = json.loads(outcome.published.record.read_text("utf-8"))
+    assert record["gate"]["verdict"] == "block"
+    assert record["gate"]["reasons"] == outcome.decision.gate.reasons
+    assert "Gate: BLOCK (exit 1)" in outcome.published.html.read_text("utf-8")
+    assert 'verdict" value="block"' in outcome.published.junit.read_text("utf-8")
     f1 = next(t for t in record["transitions"] if t["scenario_id"] == "F1")
     assert (f1["baseline_model"], f1["candidate_model"], f1["transition"], f1["critical"]) == (
         "reference/golden", "reference/mutant-ignores-switch", "new_failure", True)

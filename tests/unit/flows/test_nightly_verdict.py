@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.table_fixtures import BASE, write_runs
 
-from flows.nightly import NightlyOutcome, _verdict
+from flows.nightly import NightlyOutcome, verdict_lines
 from pipeline.sweep.stages import SweepOutcome, summarize
 
 
@@ -22,10 +22,10 @@ def test_the_last_line_counts_the_trials_and_says_the_exit_code(
     write_runs(root)
     columns, rows = summarize(root, BASE)
     sweep = SweepOutcome(BASE, 13, 13, 0, statuses, columns, rows)
-    code = _verdict(NightlyOutcome(BASE, sweep, None))
+    code, lines = verdict_lines(NightlyOutcome(BASE, sweep, None))
     verdict, exit_code = expected
     assert code == exit_code
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    last = lines[-1]
     assert last.startswith(f"{verdict}: nightly {BASE} no baseline to compare with")
     assert last.endswith(f"; trials: 6 passed, 6 failed, 1 agent errors, 0 incomplete "
                          f"(of 13 trials); exit {exit_code}")
