@@ -395,6 +395,9 @@ def report(
     if name == "failure-map" and output_format == "table":
         _print_failure_map(run_id)
         return
+    if name == "pass_hat_k":
+        _print_pass_hat_k(run_id, output_format, limit)
+        return
     result = run_named(hygiene.warehouse_root(), VIEW_OF_REPORT.get(name, name),
                        {"run_id": run_id})
     rows = result.rows if output_format != "table" else result.rows[:limit]
@@ -432,6 +435,25 @@ def _report_html(run_id: str, output: Path | None, baseline: str | None, config:
     code = html_main(hygiene.warehouse_root(), options, console, err_console)
     if code:
         raise typer.Exit(code)
+
+
+def _print_pass_hat_k(run_id: str, output_format: str, limit: int) -> None:
+    """The rows (CSV and JSON with the scenarios each cell leaves out); a table says them in a
+    note under it (reports.pass_hat_k)."""
+    from reports.pass_hat_k import load_pass_hat_k
+
+    found = load_pass_hat_k(hygiene.warehouse_root(), run_id)
+    if output_format != "table":
+        _print_rows(list(found.columns), list(found.rows), output_format)
+        return
+    columns, rows = found.table()
+    _print_rows(columns, [tuple(r) for r in rows[:limit]], "table",
+                title=f"pass_hat_k, run {run_id}")
+    if len(rows) > limit:
+        console.print(f"... {len(rows) - limit} more rows (--limit N, or --format csv for all)")
+    note = found.note()
+    if note is not None:
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_failure_map(run_id: str) -> None:
