@@ -53,7 +53,7 @@ def export_tau2(
     """A run's trials as a tau2-bench results file, for `tau2 evaluate-trajs` (docs/tau2.md)."""
     import json
 
-    from pipeline.interop.tau2_export import Selection, export_run
+    from pipeline.interop.tau2_export import Selection, export_run, incomplete_warning
     from pipeline.runtime import hygiene
     from warehouse.atomic import write_text
 
@@ -66,6 +66,9 @@ def export_tau2(
         make_console(stderr=True).print(f"error: {exc}", markup=False, highlight=False,
                                         soft_wrap=True)
         raise typer.Exit(ExitCode.BAD_INPUT) from None
+    warning = incomplete_warning(run_id, exported)
+    if warning is not None:
+        make_console(stderr=True).print(warning, markup=False, highlight=False, soft_wrap=True)
     text = json.dumps(exported, ensure_ascii=False, indent=1)
     if out is None:
         typer.echo(text)

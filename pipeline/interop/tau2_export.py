@@ -3,7 +3,8 @@ so tau2's own evaluator can score them and its verdicts be compared with ours, t
 
 One simulation per final trial: ``id`` (our trial id), ``task_id`` (the scenario id, tau2's
 task id for an imported suite), ``trial`` (the repeat), ``termination_reason`` (tau2's closed
-set, from our status and error kind), ``agent_cost`` / ``user_cost`` (null when unknown), and
+set, from our status and error kind; an incomplete trial is ``infrastructure_error``, which
+tau2 leaves out of its metrics as we do), ``agent_cost`` / ``user_cost`` (null when unknown), and
 ``messages``: user messages (a simulated user's stop message included, as tau2 records it),
 assistant messages with their ``tool_calls`` (arguments parsed), and one ``tool`` message per
 call (``content`` the tool's answer as text, ``"Error: <message>"`` for a refusal, ``error``).
@@ -21,13 +22,15 @@ no-op, as the call was in our run. A missing call id is exported as ``""``.
 The file is a complete tau2 results file (tau2's ``Results``): ``timestamp`` (the run's start),
 ``info`` (pipeline.interop.tau2_info), ``tasks`` (pipeline.interop.tau2_tasks) and
 ``simulations``, so ``tau2 evaluate-trajs FILE`` reads it; ``source`` (ours, ignored by tau2)
-names the run and our own limits. tau2's ``info`` describes one agent configuration, so a run
-of several (model x prompt x memory mode x user model x params) is exported one at a time.
+names the run, its incomplete trials by error kind and our own limits. tau2's ``info``
+describes one agent configuration, so a run of several (model x prompt x memory mode x user
+model x params) is exported one at a time.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
@@ -40,6 +43,8 @@ from warehouse.location import Root
 from warehouse.query import run_named
 
 ERROR_PREFIX = "Error: "
+INFRASTRUCTURE_ERROR = "infrastructure_error"
+"""tau2's ``TerminationReason`` of a simulation that failed for infrastructure reasons."""
 NOT_EXECUTED = "agentsweep_blocked_arguments"
 UNPARSED = "agentsweep_unparsed_arguments"
 
@@ -55,6 +60,10 @@ class Tau2Results(TypedDict):
 
 
 def termination_reason(trial: Mapping[str, Any]) -> str:
+    """tau2's reason for how the trial ended. Every incomplete trial (a provider, our harness
+    or the user simulator failed, whatever its error kind) is ``infrastructure_error``, the one
+    reason tau2 leaves out of its metrics as we leave incomplete trials out of ours; tau2's
+    ``timeout`` and ``user_error`` would score it as the agent's failure."""
     status, kind = trial["status"], trial["error_kind"]
     if status == "complete":
         return "user_stop"
@@ -62,9 +71,25 @@ def termination_reason(trial: Mapping[str, Any]) -> str:
         return "context_window_exceeded" if kind == "context_limit" else "max_steps"
     if status == "agent_error":
         return "agent_error"
-    if kind == "simulator_error":
-        return "user_error"
-    return "timeout" if kind == "timeout" else "infrastructure_error"
+    return INFRASTRUCTURE_ERROR
+
+
+def incomplete_kinds(trials: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many of the trials are incomplete, by error kind (most first, then by name)."""
+    kinds = Counter(str(t["error_kind"]) for t in trials if t["status"] == "incomplete")
+    return dict(sorted(kinds.items(), key=lambda kind: (-kind[1], kind[0])))
+
+
+def incomplete_warning(run_id: str, exported: Tau2Results) -> str | None:
+    """What a reader of the file must know when some trials are incomplete; None when none."""
+    kinds: dict[str, int] = exported["source"]["incomplete_trials"]
+    if not kinds:
+        return None
+    count = sum(kinds.values())
+    by_kind = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
+    return (f"warning: {count} of {len(exported['simulations'])} trials incomplete ({by_kind}): "
+            f"exported as tau2's {INFRASTRUCTURE_ERROR}, which tau2 leaves out of its metrics; "
+            f"`agentsweep run --run-id {run_id} --resume` runs them again")
 
 
 def _content(result: str | None, error: str | None) -> str:
@@ -199,5 +224,5 @@ def export_run(root: Root, run_id: str, select: Selection = ALL,
         "tasks": tasks,
         "simulations": [simulation(t, by_trial.get(str(t["trial_id"]), [])) for t in trials],
         "source": {"run_id": run_id, "exported_by": "agentsweep export tau2",
-                   **our_limits(run)},
+                   "incomplete_trials": incomplete_kinds(trials), **our_limits(run)},
     }
