@@ -7,10 +7,13 @@ in ``db.json``'s order; optional order fields tau2's data model fills with null 
 ``prompts/default.md`` (the policy), ``LICENSE`` (theirs), ``README.md`` (provenance: commit and
 sha256 of every source file) and ``suites/<domain>.jsonl`` (one scenario per task, tau2's id).
 
-Every field of a task must be one this importer knows (``KNOWN``); an unknown one fails the
-import as ``tasks.json: <task id>: <field path>``, never silently dropped. A known field whose
-value we cannot run yet (an initial state, environment assertions, user tools) fails the same
-way. Output is byte-for-byte reproducible (sorted, gzip without a timestamp).
+Every field of a task must be one of tau2's task model (``KNOWN``), or null: tau2's model
+ignores a field it does not have, and a null one carries nothing to keep (airline's
+``annotations``), so the import ignores it too (the scenario's ``imported_from.task`` keeps
+the task whole). An unknown field with a value fails the import as ``tasks.json: <task id>:
+<field path>``, never silently dropped. A known field whose value we cannot run yet (an initial
+state, environment assertions, user tools) fails the same way. Output is byte-for-byte
+reproducible (sorted, gzip without a timestamp).
 
 Before that, the shape of every task is checked (pipeline.interop.tau2_task_checks: plain unique
 ids, required fields, types; a size limit on source files), and the folder's name must be a
@@ -60,7 +63,8 @@ KNOWN: dict[str, Any] = {
                             "nl_assertions": None, "reward_basis": None},
 }
 """tau2's task fields (their ``data_model/tasks.py`` at SOURCE_COMMIT): a dict lists the known
-keys of an object, a one-item list the shape of each element, None a value kept as it is."""
+keys of an object, a one-item list the shape of each element, None a value kept as it is.
+Their pydantic models ignore any other field; so do we when it is null."""
 MUST_BE_EMPTY = ("ticket", "initial_state", "required_documents", "user_tools",
                  "evaluation_criteria.env_assertions")
 """Known fields whose content this import cannot run yet."""
@@ -84,11 +88,13 @@ class ImportReport:
 
 
 def _unknown(value: Any, shape: Any, path: str) -> Iterator[str]:
+    """The paths of the fields with a value that tau2's task model does not have."""
     if isinstance(shape, dict) and isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else key
             if key not in shape:
-                yield where
+                if item is not None:
+                    yield where
             else:
                 yield from _unknown(item, shape[key], where)
     elif isinstance(shape, list) and isinstance(value, list):
@@ -106,8 +112,9 @@ def _field(task: Mapping[str, Any], dotted: str) -> Any:
 def check_task(task: Mapping[str, Any], tools: set[str] | None) -> None:
     task_id = task.get("id", "?")
     for where in _unknown(task, KNOWN, ""):
-        raise ImportFailed(f"tasks.json: {task_id}: {where}: a field this importer does not "
-                           "know (a newer tau2?); refusing to drop it")
+        raise ImportFailed(f"tasks.json: {task_id}: {where}: not a field of tau2's task "
+                           f"model at {SOURCE_COMMIT[:7]} (tau2 ignores it); refusing to drop "
+                           "its value")
     for where in MUST_BE_EMPTY:
         if _field(task, where):
             raise ImportFailed(f"tasks.json: {task_id}: {where}: not supported yet (must be "

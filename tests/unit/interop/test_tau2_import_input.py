@@ -149,3 +149,25 @@ def test_an_out_folder_whose_name_is_no_domain_name_is_refused(tmp_path: Path) -
     out.mkdir()
     with pytest.raises(ImportFailed, match="must be a plain identifier"):
         import_tau2(_source(tmp_path, [TASK]), out)
+
+
+def test_a_null_field_tau2s_model_does_not_have_is_ignored_and_the_task_kept_whole(
+        tmp_path: Path) -> None:
+    """tau2's airline tasks carry ``"annotations": null``; tau2's model ignores the field."""
+    task = _task(annotations=None, user_scenario__instructions__hint=None)
+    out = _out(tmp_path)
+    assert import_tau2(_source(tmp_path, [task]), out).tasks == 1
+    scenario = json.loads((out / "suites" / "retail.jsonl").read_text("utf-8"))
+    assert scenario["imported_from"]["task"] == task
+
+
+def test_an_unknown_field_with_a_value_is_refused_without_guessing_why(tmp_path: Path) -> None:
+    out = _out(tmp_path)
+    before = _tree(out)
+    code, stdout, stderr = cli("import", "tau2", str(_source(tmp_path, [_task(annotations=[
+        "x"])])), "--out", str(out))
+    assert code == 2, stdout + stderr
+    assert " ".join(stderr.split()) == (
+        "error: tasks.json: 0: annotations: not a field of tau2's task model at a2c0247 (tau2 "
+        "ignores it); refusing to drop its value")
+    assert _tree(out) == before
