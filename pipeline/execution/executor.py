@@ -56,6 +56,8 @@ from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
 from pipeline.runtime.phases import mark
+from pipeline.runtime.startup import RAY_START_ENV
+from pipeline.runtime.startup import RayStartError as RayStartError
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
 from pipeline.trial.spec import TrialSpec
 from pipeline.util.version import source_fingerprint
@@ -462,7 +464,8 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         lines = str(exc).strip().splitlines()
         raise RayStartError(f"could not start or join {where}: "
-                            f"{lines[0] if lines else repr(exc)}") from exc
+                            f"{lines[0] if lines else repr(exc)}",
+                            None if address else RAY_START_ENV) from exc
     global _head_lost
     _head_lost = False
     _sessions_open += 1
@@ -503,10 +506,6 @@ def session_open() -> bool:
     instead of ``ray.is_initialized()``: a local Ray starting early imports ``ray`` in another
     thread, and a half-imported module has no ``is_initialized`` yet."""
     return _sessions_open > 0
-
-
-class RayStartError(RuntimeError):
-    """Ray did not start (or the cluster did not answer): nothing ran."""
 
 
 def _init(ray: Any, address: str | None, num_cpus: int | None, object_store_bytes: int,

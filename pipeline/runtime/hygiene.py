@@ -12,6 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from pipeline.runtime.startup import PREFECT_START_ENV, default_wait_s
 from warehouse.location import Root, parse_location
 from warehouse.object_cache import keep_on_disk
 
@@ -33,7 +34,6 @@ DEFAULTS = {
     # database) would print a server traceback there. The client sees the failure and the run
     # reports it in one line; set ERROR to see the server's side.
     "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
     "PREFECT_UI_ENABLED": "false",
     "LITELLM_LOG": "ERROR",
     "RAY_DEDUP_LOGS": "0",
@@ -99,6 +99,9 @@ def apply() -> None:
     os.environ.update(FORCED)
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+    # Prefect reads its API's start-up wait once, at import: the default for this machine's
+    # load now (pipeline.runtime.startup).
+    os.environ.setdefault(PREFECT_START_ENV, f"{default_wait_s():.0f}")
     home = agentsweep_home()
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
     # Ray's sockets live under its temp dir (paths must stay short): one per home, not shared.

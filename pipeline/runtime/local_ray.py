@@ -21,6 +21,11 @@ Ray's minimal agent imports all of Ray first, and the raylet waits for those fil
 registers (on a loaded machine, 17-19 s of the 30 s Ray allows a node to start). What stays in
 both: the GCS server, the raylet and the runtime-env agent.
 
+A node started here (and the stack's head, pipeline.runtime.ray_start) waits for its raylet as
+long as ``AGENTSWEEP_RAY_START_TIMEOUT_S`` allows (pipeline.runtime.startup: by default longer
+on a busy machine) instead of Ray's fixed 30 s, and stops waiting as soon as its raylet or GCS
+server has exited (``raylet_wait``).
+
 Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
 tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
 """
@@ -31,12 +36,14 @@ import json
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.hygiene import RAY_START_PROXY
+from pipeline.runtime.startup import ray_start_timeout_s
 
 LEAN_SYSTEM_CONFIG: dict[str, Any] = {"prestart_worker_first_driver": False}
 """No idle workers prestarted when the first driver connects."""
@@ -108,6 +115,52 @@ def idle_dashboard_agents() -> Iterator[None]:
         services.start_ray_process = start
 
 
+class RayletWaitOver(Exception):  # not a RuntimeError: Ray's own wait catches those
+    """A starting node's raylet did not register in time, or a process it needs exited."""
+
+
+@contextmanager
+def raylet_wait(timeout_s: float) -> Iterator[None]:
+    """While the block runs, a node this process starts waits up to ``timeout_s`` for its
+    raylet to register with the GCS (Ray's ``Node`` waits 30 s, a constant), and gives up at
+    once when its raylet or GCS server exits; ``RayletWaitOver`` says which. Ray asks
+    ``services.get_node`` until the node is known, and gives up when it has failed for 30 s:
+    here one call asks again until the node is known or the wait is over."""
+    from ray._private import ray_constants, services
+
+    ask, start = services.get_node, services.start_ray_process
+    watched = (ray_constants.PROCESS_TYPE_RAYLET, ray_constants.PROCESS_TYPE_GCS_SERVER)
+    started: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start_ray_process(command: list[str], process_type: str, *args: Any,
+                          **kwargs: Any) -> Any:
+        info = start(command, process_type, *args, **kwargs)
+        if process_type in watched:
+            started.append((process_type, info.process))
+        return info
+
+    def get_node(gcs_address: str, node_id: str) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return ask(gcs_address, node_id)  # type: ignore[no-untyped-call]
+            except RuntimeError:  # not registered yet
+                pass
+            for name, process in started:
+                if process.poll() is not None:
+                    raise RayletWaitOver(f"Ray's {name} exited with code {process.returncode} "
+                                         "while the node started")
+            if time.monotonic() >= deadline:
+                raise RayletWaitOver(f"its raylet did not register within {timeout_s:g} s")
+            time.sleep(0.1)
+
+    services.start_ray_process, services.get_node = start_ray_process, get_node
+    try:
+        yield
+    finally:
+        services.start_ray_process, services.get_node = start, ask
+
+
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:
     """Start a head node on loopback with no monitors or prestarted workers; join
     it with ``ray.init(address=node.address)`` and end it with ``stop_node``."""
@@ -128,7 +181,7 @@ def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> 
     # What ray.init does before it starts a node: the token of RAY_AUTH_MODE=token.
     enable_token_auth_by_default()
     ensure_token_if_auth_enabled(config, create_token_if_missing=True)
-    with proxied_environment(), idle_dashboard_agents():
+    with proxied_environment(), idle_dashboard_agents(), raylet_wait(ray_start_timeout_s()):
         return Node(params, head=True, shutdown_at_exit=False, spawn_reaper=True,
                     ray_init_cluster=True)
 
@@ -139,8 +192,8 @@ def stop_node(node: Any) -> None:
 
 
 class NodeStartError(RuntimeError):
-    """A local Ray node's processes did not start (Ray raises a bare ``Exception`` when its
-    raylet does not register within its 30 s, as on a busy machine)."""
+    """A local Ray node's processes did not start (``RayletWaitOver``, or what else Ray
+    raised: a bare ``Exception`` for most of its own failures)."""
 
 
 class NodeInThread:

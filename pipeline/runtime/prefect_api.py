@@ -26,20 +26,25 @@ import time
 import urllib.request
 from pathlib import Path
 
+from pipeline.runtime.startup import PREFECT_START_ENV, StartError, prefect_start_timeout_s
+
 API_FACTORY = "prefect.server.api.server:create_app"
 """In the command line of Prefect's API subprocesses (ephemeral, or ``prefect server start
 --background``)."""
 EPHEMERAL_MARK = b"PREFECT__SERVER_EPHEMERAL=1"
 """In the environment of an ephemeral API (one a client started for itself) only."""
 HOST = "127.0.0.1"
-STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+STARTUP_TIMEOUT_ENV = PREFECT_START_ENV
 EPHEMERAL_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
                  "PREFECT__SERVER_FINAL": "1"}
 """What Prefect's own ephemeral API gets (``SubprocessASGIServer``)."""
 
 
-class PrefectApiError(RuntimeError):
+class PrefectApiError(StartError):
     """The run's own Prefect API did not come up."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, STARTUP_TIMEOUT_ENV)
 
 
 class RunApi:
@@ -55,8 +60,7 @@ class RunApi:
         did not answer in time)."""
         if self._ready:
             return
-        limit = timeout_s if timeout_s is not None else float(
-            os.environ.get(STARTUP_TIMEOUT_ENV) or 180)
+        limit = timeout_s if timeout_s is not None else prefect_start_timeout_s()
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

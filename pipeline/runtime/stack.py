@@ -29,15 +29,28 @@ from pathlib import Path
 from pipeline.runtime.hygiene import FORCED, RAY_START_PROXY, agentsweep_home, prepare_prefect_home
 from pipeline.runtime.local_ray import LEAN_START_FLAGS
 from pipeline.runtime.probe import port_answers
+from pipeline.runtime.startup import (
+    PREFECT_START_ENV,
+    RAY_START_ENV,
+    StartError,
+    prefect_start_timeout_s,
+    ray_start_timeout_s,
+)
 from pipeline.util.procfs import pids, stat_fields
 from warehouse.atomic import write_text
 
 HOST = "127.0.0.1"
-READY_TIMEOUT_S = 120.0
+RAY_SLACK_S = 60.0
+"""Ray's head may take this long beyond its raylet wait (``AGENTSWEEP_RAY_START_TIMEOUT_S``):
+``ray start`` imports Ray and starts the GCS before that wait begins."""
 Say = Callable[[str], None]
 
 
 class StackError(RuntimeError):
+    """The stack cannot be started as asked (nothing was started)."""
+
+
+class StackStartError(StackError, StartError):
     """A service of the stack did not come up (its log names why)."""
 
 
@@ -105,6 +118,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
     folder = stack_dir(home)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    waits = (ray_start_timeout_s(), prefect_start_timeout_s())
     ray_port, prefect_port = _free_port(), _free_port()
     temp_dir = f"/tmp/agentsweep-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
     say("starting Ray head")
@@ -116,7 +130,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
                   f"--dashboard-agent-listen-port={_free_port()}",
                   f"--dashboard-agent-grpc-port={_free_port()}", "--disable-usage-stats",
                   f"--temp-dir={temp_dir}", "--object-store-memory=268435456"],
-                 folder / "ray.log", _ray_env())
+                 folder / "ray.log", {**_ray_env(), RAY_START_ENV: f"{waits[0]:g}"})
     say("starting Prefect server")
     prefect = _spawn([str(Path(sys.executable).parent / "prefect"), "server", "start",
                       "--host", HOST, "--port", str(prefect_port)],
@@ -127,7 +141,7 @@ def up(home: Path | None = None, cpus: int | None = None, say: Say = lambda _: N
                        prefect, time.time(),
                        f"http://{HOST}:{dashboard_port}" if dashboard_port else None)
     _write_state(folder, state)
-    _wait(state, folder, started)
+    _wait(state, folder, started, waits)
     say(f"stack up in {time.monotonic() - started:.1f} s: Ray {state.ray_address}, "
         f"Prefect {state.prefect_api_url} (UI {state.prefect_ui_url})")
     return state
@@ -183,18 +197,43 @@ def attach(home: Path | None = None) -> StackState | None:
     return state
 
 
-def _wait(state: StackState, folder: Path, started: float) -> None:
-    deadline = started + READY_TIMEOUT_S
-    while not (state.ray_up() and state.prefect_up()):
-        for session, name in ((state.ray_session, "ray"), (state.prefect_session, "prefect")):
+def _wait(state: StackState, folder: Path, started: float,
+          waits: tuple[float, float]) -> None:
+    """Until both services answer; ``StackStartError`` (the stack stopped) when one stopped
+    while starting or did not answer within its wait (Ray's, Prefect's)."""
+    services = (("ray", state.ray_session, state.ray_up, waits[0] + RAY_SLACK_S, RAY_START_ENV),
+                ("prefect", state.prefect_session, state.prefect_up, waits[1],
+                 PREFECT_START_ENV))
+    pending = list(services)
+    while pending:
+        for service in list(pending):
+            name, session, answers, wait_s, setting = service
+            if answers():
+                pending.remove(service)
+                continue
+            log = folder / f"{name}.log"
             if not _session_alive(session):
                 down(folder.parent)
-                raise StackError(f"{name} stopped while starting: see {folder / (name + '.log')}")
-        if time.monotonic() > deadline:
-            down(folder.parent)
-            raise StackError(f"the stack did not answer within {READY_TIMEOUT_S:.0f} s: see "
-                             f"{folder}/ray.log and prefect.log")
+                raise StackStartError(f"{_SERVICE[name]} stopped while starting"
+                                      f"{_why(log)}: see {log}", setting)
+            if time.monotonic() - started > wait_s:
+                down(folder.parent)
+                raise StackStartError(f"{_SERVICE[name]} did not answer within {wait_s:.0f} s: "
+                                      f"see {log}", setting)
         time.sleep(0.2)
+
+
+_SERVICE = {"ray": "the stack's Ray head", "prefect": "the stack's Prefect server"}
+
+
+def _why(log: Path) -> str:
+    """The reason a service wrote last in its log, when it is one line of ours (``error:``)."""
+    try:
+        lines = log.read_text("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    last = lines[-1] if lines else ""
+    return f" ({last.removeprefix('error: ')})" if last.startswith("error: ") else ""
 
 
 def _write_state(folder: Path, state: StackState) -> None:

@@ -251,12 +251,14 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
     """Everything about the run that can be known before it starts; returns the routes.
     ``reach=False`` leaves the models' keys and endpoints to ``check_sweep_reach``."""
     from pipeline.catalog import CatalogError
+    from pipeline.runtime.startup import check_settings
     from pipeline.sweep.preflight import preflight
     from pipeline.sweep.stages import load_plan_suites
     from warehouse.writer import WarehouseError, validate_run_id
 
     try:
         validate_run_id(config.run_id)
+        check_settings()  # the start-up waits of Ray and Prefect
         check_free_space(config.warehouse)
         suites = load_plan_suites(config)  # the inputs first: a mistake in them is named
 
