@@ -168,6 +168,7 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
     from pipeline.runtime.probe import prefect_lost_line
+    from pipeline.runtime.startup import start_failure_line
     from reports.paired import ComparisonInputError
 
     try:
@@ -193,8 +194,9 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except Exception as exc:
-        lost = prefect_lost_line(exc, f"model swap {name}", "the same command with "
-                                 f"--run-id {name} --resume (finished trials are kept)")
+        again = f"the same command with --run-id {name} --resume"
+        lost = start_failure_line(exc, again, "finished trials are kept") or prefect_lost_line(
+            exc, f"model swap {name}", f"{again} (finished trials are kept)")
         if lost is None:
             raise
         print(lost, file=sys.stderr)

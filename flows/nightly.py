@@ -203,6 +203,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None,
     from pipeline.execution.runlock import RunLocked
     from pipeline.runtime.prefect_state import mark_good
     from pipeline.runtime.probe import prefect_lost_line
+    from pipeline.runtime.startup import start_failure_line
 
     try:
         config = nightly_config(spec, run_id)
@@ -225,8 +226,8 @@ def run_once(spec: str, baseline: str | None, run_id: str | None,
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except Exception as exc:
-        lost = prefect_lost_line(exc, f"nightly {config.run_id}",
-                                 f"agentsweep run --run-id {config.run_id} --resume")
+        lost = start_failure_line(exc, "run the same command again") or prefect_lost_line(
+            exc, f"nightly {config.run_id}", f"agentsweep run --run-id {config.run_id} --resume")
         if lost is None:
             raise
         print(lost, file=sys.stderr)

@@ -260,13 +260,17 @@ def up(
 ) -> None:
     """Start a local Ray head and a Prefect server for AGENTSWEEP_HOME; later runs attach."""
     from pipeline.runtime import stack
+    from pipeline.runtime.startup import StartError, StartupSettingError, up_failure_line
     try:
         state = stack.up(cpus=cpus, say=lambda text: console.print(text, markup=False),
                          dashboard=dashboard)
-    except stack.StackError as exc:
+        console.print("starting trial workers (they stay warm for later runs)")
+        _prewarm(state.ray_address)
+    except StartError as exc:  # a service that did not come up in time: exit 3
+        err_console.print(up_failure_line(exc), markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(ExitCode.INCOMPLETE) from None
+    except (stack.StackError, StartupSettingError) as exc:
         _fail(str(exc))
-    console.print("starting trial workers (they stay warm for later runs)")
-    _prewarm(state.ray_address)
     console.print(f"up: Ray {state.ray_address}, Prefect {state.prefect_api_url}, Prefect UI "
                   f"{state.prefect_ui_url} (`agentsweep down` stops them)", markup=False)
     if state.ray_dashboard_url:

@@ -24,6 +24,7 @@ from pipeline.runtime import hygiene
 from pipeline.runtime.logs import keep_run_logs_off_the_terminal
 from pipeline.runtime.phases import mark
 from pipeline.runtime.probe import prefect_lost_line
+from pipeline.runtime.startup import start_failure_line
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.prepare import PreparedSweep, prepare
 from warehouse.location import Root
@@ -190,8 +191,7 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
 
     _start_services_early(prepared)
     from flows.sweep import run_sweep
-    from pipeline.execution.executor import RayStartError
-    from pipeline.runtime.prefect_api import STARTUP_TIMEOUT_ENV, PrefectApiError
+    from pipeline.runtime.startup import StartError
 
     terminal.out.print(Text.assemble("run ", (config.run_id, "bold"),
                                      f": starting on {prepared.where}"))
@@ -199,17 +199,9 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     keep_run_logs_off_the_terminal()
     try:
         outcome = run_sweep(prepared, "adhoc")
-    except RayStartError as exc:
-        terminal.err.print(f"error: {exc}; nothing ran (exit {ExitCode.INCOMPLETE}). On a busy "
-                           "machine, start Ray and Prefect once with agentsweep up; continue "
-                           f"with: agentsweep run --run-id {config.run_id} --resume",
-                           markup=False, soft_wrap=True)
-        return Ending(ExitCode.INCOMPLETE)
-    except PrefectApiError as exc:
-        terminal.err.print(f"error: {exc} ({STARTUP_TIMEOUT_ENV} sets the wait); nothing ran "
-                           f"(exit {ExitCode.INCOMPLETE}). On a busy machine, start Ray and "
-                           "Prefect once with agentsweep up; continue with: agentsweep run "
-                           f"--run-id {config.run_id} --resume", markup=False, soft_wrap=True)
+    except StartError as exc:  # Ray or the Prefect API did not start: nothing ran
+        terminal.err.print(start_failure_line(exc, _again(config)), markup=False,
+                           highlight=False, soft_wrap=True)
         return Ending(ExitCode.INCOMPLETE)
     except KeyboardInterrupt:
         terminal.err.print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; "
@@ -227,6 +219,16 @@ def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     mark_good(hygiene.prefect_home())
     prefect_api.stop()
     return report(config, outcome, terminal)
+
+
+def _again(config: SweepConfig) -> str:
+    """How to run the sweep again: resume a run the warehouse records, else the same command
+    (a new run that never started has nothing to resume)."""
+    from pipeline.sweep.stages import recorded_config
+
+    if config.resume or recorded_config(config.warehouse, config.run_id) is not None:
+        return f"resume with: agentsweep run --run-id {config.run_id} --resume"
+    return "run the same command again"
 
 
 def _start_services_early(prepared: PreparedSweep) -> None:
@@ -396,20 +398,17 @@ def main(options: RunOptions, terminal: Terminal) -> int:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.BAD_INPUT
     except Exception as exc:
-        lost = None if config is None else prefect_lost_line(
-            exc, f"run {config.run_id}", f"agentsweep run --run-id {config.run_id} --resume")
+        lost = None if config is None else start_failure_line(exc, _again(config)) or (
+            prefect_lost_line(exc, f"run {config.run_id}",
+                              f"agentsweep run --run-id {config.run_id} --resume"))
         if lost is not None:
             terminal.err.print(lost, markup=False, highlight=False, soft_wrap=True)
             return ExitCode.INCOMPLETE
         if config is None or not _disk_full(exc, config):
             raise
-        from pipeline.sweep.stages import recorded_config
-
-        again = (f"resume with: agentsweep run --run-id {config.run_id} --resume"
-                 if recorded_config(config.warehouse, config.run_id) is not None
-                 else "run the same command again")
         terminal.err.print(f"error: {_no_space_line(exc, config)}; what finished is saved. "
-                           f"Free some space, then {again}", markup=False, soft_wrap=True)
+                           f"Free some space, then {_again(config)}", markup=False,
+                           soft_wrap=True)
         return ExitCode.INCOMPLETE
 
 

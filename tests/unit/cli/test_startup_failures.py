@@ -1,9 +1,12 @@
-"""A start-up that fails on a busy machine is one line and exit 3, never a traceback: Ray's
-node that did not register in its 30 s, the run's own Prefect API that did not answer."""
+"""A start-up that fails on a busy machine is one line and exit 3, never a traceback, by every
+door (agentsweep run, agentsweep up, the flow programs): Ray's node that did not register in
+its wait, the run's own Prefect API or Prefect's ephemeral one that did not answer; each line
+names the setting of the wait and agentsweep up."""
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ from helpers.commands import cli
 from pipeline.execution import executor
 from pipeline.runtime import local_ray
 from pipeline.runtime.prefect_api import STARTUP_TIMEOUT_ENV, PrefectApiError
+from pipeline.runtime.startup import PREFECT_EPHEMERAL_TIMEOUT, RAY_START_ENV, RayStartError
 
 RAY_TIMEOUT = ("The current node timed out during startup. This could happen because some of "
                "the raylet failed to startup or the GCS has become overloaded.")
@@ -40,6 +44,7 @@ def test_a_local_node_that_times_out_is_a_ray_start_error(
         "could not start or join a local Ray: The current node timed out during startup. This "
         "could happen because some of the raylet failed to startup or the GCS has become "
         "overloaded.")
+    assert raised.value.setting == RAY_START_ENV
     assert executor.session_open() == opened  # no session was counted for it
 
 
@@ -53,12 +58,17 @@ def test_a_ctrl_c_while_the_node_starts_stays_an_interrupt(
         local_ray.NodeInThread(1, 1, "/tmp").node()
 
 
-@pytest.mark.parametrize(("failure", "words"), [
-    (executor.RayStartError(f"could not start or join a local Ray: {RAY_TIMEOUT}"),
-     ("could not start or join a local Ray: The current node timed out during startup",)),
+RAY_FAILED = RayStartError("could not start or join a local Ray: its raylet did not register "
+                           "within 120 s", RAY_START_ENV)
+FAILURES = [
+    (RAY_FAILED, ("could not start or join a local Ray: its raylet did not register within "
+                  "120 s", RAY_START_ENV)),
     (PrefectApiError("the run's Prefect API did not answer within 180 s"),
      ("the run's Prefect API did not answer within 180 s", STARTUP_TIMEOUT_ENV)),
-])
+]
+
+
+@pytest.mark.parametrize(("failure", "words"), FAILURES)
 def test_a_start_up_that_fails_is_one_line_and_exit_3(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Any, failure: Exception,
         words: tuple[str, ...]) -> None:
@@ -76,6 +86,92 @@ def test_a_start_up_that_fails_is_one_line_and_exit_3(
     assert code == 3, (out, err)
     (line,) = err.strip().splitlines()
     assert line.startswith("error: ") and "Traceback" not in out + err
-    for word in (*words, "nothing ran (exit 3)", "agentsweep up",
-                 "agentsweep run --run-id busy --resume"):
+    # a new run that never started has nothing to resume: the same command runs it
+    for word in (*words, "nothing ran (exit 3)", "agentsweep up", "run the same command again"):
         assert word in line, line
+    assert "--resume" not in line
+
+
+class _FailingFlow:
+    """A flow whose run fails as ``failure`` (in place of the real one: nothing starts)."""
+
+    def __init__(self, failure: Exception) -> None:
+        self.failure = failure
+
+    def with_options(self, **_: object) -> _FailingFlow:
+        return self
+
+    def __call__(self, *_: object) -> Any:
+        raise self.failure
+
+
+def _spec(tmp_path: Any, models: list[str]) -> str:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"suites: [{MEETING_SUITE}]\nscenarios: [V1]\nmodels: "
+                    f"[{', '.join(models)}]\nmemory_modes: [chat]\nrepeats: 1\n")
+    return str(spec)
+
+
+EPHEMERAL = RuntimeError(f"{PREFECT_EPHEMERAL_TIMEOUT} server. stdout: None")
+"""What Prefect's own ephemeral API raises when it did not answer (a flow program's)."""
+
+
+@pytest.mark.parametrize(("failure", "words"), [
+    *FAILURES, (EPHEMERAL, ("Prefect's ephemeral API did not answer within 7 s",
+                            STARTUP_TIMEOUT_ENV))])
+@pytest.mark.parametrize("door", ["nightly", "model_swap"])
+def test_a_flow_program_says_a_failed_start_up_in_one_line_and_exits_3(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture[str],
+        failure: Exception, words: tuple[str, ...], door: str) -> None:
+    import flows.model_swap
+    import flows.nightly
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(STARTUP_TIMEOUT_ENV, "7")
+    if door == "nightly":
+        monkeypatch.setattr(flows.nightly, "nightly", _FailingFlow(failure))
+        code = flows.nightly.run_once(_spec(tmp_path, ["reference/golden"]), None, "busy-n")
+    else:
+        monkeypatch.setattr(flows.model_swap, "model_swap", _FailingFlow(failure))
+        code = flows.model_swap.run_once(
+            _spec(tmp_path, ["reference/golden", "reference/mutant-ignores-switch"]), None,
+            None, "busy-s")
+    err = capsys.readouterr().err
+    assert code == 3, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: ") and "Traceback" not in err
+    kept = "nothing ran (exit 3)" if door == "nightly" else "finished trials are kept (exit 3)"
+    for word in (*words, kept, "agentsweep up"):
+        assert word in line, line
+
+
+def test_agentsweep_up_says_a_service_that_did_not_start_in_one_line_and_exits_3(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from pipeline.runtime import stack
+
+    def ray_late(**_: object) -> Any:
+        raise stack.StackStartError("the stack's Ray head did not answer within 180 s: see "
+                                    "ray.log", RAY_START_ENV)
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(stack, "up", ray_late)
+    code, out, err = cli("up")
+    assert code == 3, (out, err)
+    (line,) = err.strip().splitlines()
+    assert line == ("error: the stack's Ray head did not answer within 180 s: see ray.log; the "
+                    "stack is not up (exit 3). On a busy machine, raise "
+                    f"{RAY_START_ENV} and run agentsweep up again")
+
+
+def test_the_stack_gives_up_on_a_service_after_its_wait_and_names_its_setting(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from pipeline.runtime import stack
+
+    alive = os.getsid(0)  # a session that is there: this test's own
+    state = stack.StackState("127.0.0.1:1", str(tmp_path), alive, "http://127.0.0.1:1/api",
+                             alive, 0.0)
+    monkeypatch.setattr(stack, "RAY_SLACK_S", 0.0)
+    with pytest.raises(stack.StackStartError) as raised:
+        stack._wait(state, tmp_path / "stack", time.monotonic(), (0.2, 60.0))
+    assert str(raised.value).startswith("the stack's Ray head did not answer within 0 s")
+    assert raised.value.setting == RAY_START_ENV
