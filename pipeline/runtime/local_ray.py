@@ -33,6 +33,7 @@ tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import threading
@@ -115,6 +116,10 @@ def idle_dashboard_agents() -> Iterator[None]:
         services.start_ray_process = start
 
 
+GCS_PORT_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"
+"""Ray's own setting of how long a head waits for its GCS server's port (30 s by default)."""
+
+
 class RayletWaitOver(Exception):  # not a RuntimeError: Ray's own wait catches those
     """A starting node's raylet did not register in time, or a process it needs exited."""
 
@@ -123,7 +128,8 @@ class RayletWaitOver(Exception):  # not a RuntimeError: Ray's own wait catches t
 def raylet_wait(timeout_s: float) -> Iterator[None]:
     """While the block runs, a node this process starts waits up to ``timeout_s`` for its
     raylet to register with the GCS (Ray's ``Node`` waits 30 s, a constant), and gives up at
-    once when its raylet or GCS server exits; ``RayletWaitOver`` says which. Ray asks
+    once when its raylet or GCS server exits; ``RayletWaitOver`` says which. The GCS server's
+    port gets as long (``RAY_gcs_server_port_wait_time_s``, unless set). Ray asks
     ``services.get_node`` until the node is known, and gives up when it has failed for 30 s:
     here one call asks again until the node is known or the wait is over."""
     from ray._private import ray_constants, services
@@ -155,10 +161,15 @@ def raylet_wait(timeout_s: float) -> Iterator[None]:
             time.sleep(0.1)
 
     services.start_ray_process, services.get_node = start_ray_process, get_node
+    gcs_wait = os.environ.get(GCS_PORT_WAIT_ENV)
+    if gcs_wait is None:  # the GCS server's own start: as long, never under Ray's 30 s
+        os.environ[GCS_PORT_WAIT_ENV] = str(max(30, math.ceil(timeout_s)))
     try:
         yield
     finally:
         services.start_ray_process, services.get_node = start, ask
+        if gcs_wait is None:
+            os.environ.pop(GCS_PORT_WAIT_ENV, None)
 
 
 def start_node(num_cpus: int | None, object_store_bytes: int, temp_dir: str) -> Any:

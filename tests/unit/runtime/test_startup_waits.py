@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pipeline.runtime import hygiene, startup
-from pipeline.runtime.local_ray import RayletWaitOver, raylet_wait
+from pipeline.runtime.local_ray import GCS_PORT_WAIT_ENV, RayletWaitOver, raylet_wait
 
 
 @pytest.mark.parametrize(("load", "cpus", "wait_s"), [
@@ -51,6 +51,7 @@ def test_rays_node_still_waits_for_its_raylet_through_services_get_node() -> Non
     source = inspect.getsource(Node.__init__)
     assert "raylet_start_wait_time_s = 30" in source
     assert "ray._private.services.get_node(" in source and "except RuntimeError" in source
+    assert f'os.environ.get("{GCS_PORT_WAIT_ENV}"' in inspect.getsource(Node)
 
 
 def test_prefect_still_says_its_ephemeral_api_timed_out_so() -> None:
@@ -79,8 +80,11 @@ def test_the_raylet_wait_is_the_setting_not_rays_30_s(monkeypatch: pytest.Monkey
         return {"node_id": "n"}
 
     monkeypatch.setattr(services, "get_node", registers_late)
-    with raylet_wait(5):
+    monkeypatch.delenv(GCS_PORT_WAIT_ENV, raising=False)
+    with raylet_wait(300):
         assert services.get_node("127.0.0.1:1", "n") == {"node_id": "n"}
+        assert os.environ[GCS_PORT_WAIT_ENV] == "300"  # the GCS server's start too
+    assert GCS_PORT_WAIT_ENV not in os.environ
     monkeypatch.setattr(services, "get_node", _not_registered)
     started = time.monotonic()
     with raylet_wait(0.3), pytest.raises(RayletWaitOver,
