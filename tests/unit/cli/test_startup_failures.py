@@ -101,7 +101,7 @@ class _FailingFlow:
     def with_options(self, **_: object) -> _FailingFlow:
         return self
 
-    def __call__(self, *_: object) -> Any:
+    def __call__(self, *_: object, **__: object) -> Any:
         raise self.failure
 
 
