@@ -2,9 +2,11 @@
 
 The width is the terminal's, else ``COLUMNS``, else 200 when output is piped. An id, a model, a
 scenario or a count is never wrapped (a model name is never cut to ``refer``/``ence``); text
-wraps between words; when the columns cannot all be read side by side the table prints as
-records, one block of ``column: value`` lines per row (pipeline.cli.fit). A summary drops the
-columns whose value is the same on every row and says them once in the title.
+wraps between words. A table too wide for the terminal stays a table: it says the columns with
+one value on every row once in its title, leaves out the columns its caller calls spare, then
+cuts ids and leaves out columns from the right, naming in its title what it left out
+(pipeline.cli.fit). A summary drops the columns whose value is the same on every row and says
+them once in the title at any width.
 
 Data is never markup: the consoles are made with ``markup=False`` (and no emoji codes), so a
 stored ``[/x]`` or ``[link=...]`` prints as written; every cell, header and title of a table
@@ -26,7 +28,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from pipeline.cli.fit import column_fits, fitted_table, record_layout
+from pipeline.cli.fit import (
+    DEFAULT_NARROWING,
+    Layout,
+    Narrowing,
+    fitted_table,
+    layout,
+    table_width,
+)
 from pipeline.util.untrusted import visible
 
 PIPED_WIDTH = 200
@@ -50,23 +59,39 @@ def cell(value: Any, style: str = "") -> Text:
 
 
 def print_table(console: Console, columns: Sequence[Any], rows: Sequence[Sequence[Any]],
-                title: str | None = None, row_styles: Sequence[str] | None = None) -> None:
-    """A table that fits the console's width, or its rows as records when it cannot."""
+                title: str | None = None, row_styles: Sequence[str] | None = None,
+                narrowing: Narrowing = DEFAULT_NARROWING) -> None:
+    """A table that fits the console's width; its title names the columns it could not show."""
     headers = [cell(c) for c in columns]
     texts = [[cell(v) for v in row] for row in rows]
-    shown_title = cell(title) if title is not None else None
-    fits = column_fits(headers, texts, console.width)
-    if fits is not None:
-        console.print(fitted_table(shown_title, headers, texts, fits, row_styles))
-        return
-    if shown_title is not None:
+    plan = layout(headers, texts, console.width, narrowing)
+    table = fitted_table([headers[i] for i in plan.shown],
+                         [[row[i] for i in plan.shown] for row in texts], plan.fits, row_styles)
+    shown_title = _title(title, headers, texts, plan)
+    if shown_title is not None and shown_title.cell_len <= table_width(plan.fits):
+        table.title = shown_title
+    elif shown_title is not None:  # wider than the table: one line of the console's width
         console.print(shown_title)
-    for line in record_layout(headers, texts, row_styles) if texts else [cell("(no rows)")]:
-        console.print(line, overflow="fold")
+    console.print(table)
+
+
+def _title(title: str | None, headers: Sequence[Text], rows: Sequence[Sequence[Text]],
+           plan: Layout) -> Text | None:
+    """The title, with the columns said once (same value on every row) and those left out."""
+    said = [f"{headers[i].plain} {rows[0][i].plain}" if rows[0][i].plain
+            else f"no {headers[i].plain}" for i in plan.constant]
+    notes = ", ".join(said)
+    if plan.hidden:
+        left_out = ", ".join(headers[i].plain for i in plan.hidden)
+        notes += ("; " if notes else "") + f"not shown: {left_out}"
+    if not notes:
+        return None if title is None else cell(title)
+    return cell(f"{title} ({notes})" if title is not None else f"({notes})")
 
 
 def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-               output_format: str, title: str | None = None) -> None:
+               output_format: str, title: str | None = None,
+               narrowing: Narrowing = DEFAULT_NARROWING) -> None:
     if output_format == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
@@ -78,7 +103,7 @@ def print_rows(console: Console, columns: Sequence[str], rows: Sequence[Sequence
         sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
     else:
         columns, rows = without_builtin_agent(columns, rows)
-        print_table(console, columns, rows, title)
+        print_table(console, columns, rows, title, narrowing=narrowing)
 
 
 BUILTIN_AGENT = "builtin"
