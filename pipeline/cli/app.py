@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.text import Text
 
+from pipeline.cli.fit import DEFAULT_NARROWING, Narrowing
 from pipeline.cli.interop import app as import_app
 from pipeline.cli.interop import export_app
 from pipeline.cli.judge import app as judge_app
@@ -206,6 +207,12 @@ def _decide_format(output_format: str) -> Literal["table", "json"]:
     return "table"
 
 
+RUNS_NARROWING = Narrowing(spare=("invocations", "models", "finished", "grid", "started"),
+                           whole=("run_id",))
+"""On a narrow terminal ``runs`` keeps a row per line: the run id (to copy) and how its trials
+ended; the rest goes first."""
+
+
 @app.command()
 def runs(
     output_format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
@@ -216,7 +223,8 @@ def runs(
     if output_format not in ("table", "csv", "json"):
         _fail(f"--format: expected table, csv or json, got {output_format!r}")
     result = run_named(hygiene.warehouse_root(), "runs_list")
-    _print_rows(result.columns, result.rows, output_format, title="runs")
+    _print_rows(result.columns, result.rows, output_format, title="runs",
+                narrowing=RUNS_NARROWING)
 
 
 @app.command()
@@ -932,10 +940,10 @@ def checks_export(
 
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], output_format: str,
-                title: str | None = None) -> None:
+                title: str | None = None, narrowing: Narrowing = DEFAULT_NARROWING) -> None:
     from pipeline.cli.tables import print_rows
 
-    print_rows(console, columns, rows, output_format, title)
+    print_rows(console, columns, rows, output_format, title, narrowing)
 
 
 def first_line(text: str) -> str:

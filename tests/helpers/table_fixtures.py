@@ -67,3 +67,31 @@ def map_group() -> MapGroup:
     ]
     key = (MUTANT, "chat", "warehouse_ops/default")
     return MapGroup(key, tuple(cells), tuple(decisions))
+
+
+def _many_run_id(i: int) -> str:
+    day = T0 + timedelta(days=i)
+    return (f"{day:%Y%m%dT%H%M%SZ}-{i:06x}" if i % 3 else
+            f"nightly-{day:%Y-%m-%d}-{'candidate' if i % 2 else 'baseline'}")
+
+
+def write_many_runs(root: Path, count: int) -> list[str]:
+    """``count`` runs as a warehouse gathers them over weeks: default and named ids, one or two
+    models, a resumed run (two invocations), an unfinished one, trials ended every way; their
+    ids, oldest first."""
+    run_ids = [_many_run_id(i) for i in range(count)]
+    for i, run_id in enumerate(run_ids):
+        models = [GOLDEN, MUTANT][: 1 + i % 2]
+        trials = [*cell(run_id, "V1-switch-room", [True, i % 4 != 0, True], model=models[-1]),
+                  trial(run_id, "F1-fixed-slot", 0, None, model=GOLDEN,
+                        status="agent_error" if i % 5 == 0 else "incomplete" if i == 7
+                        else "complete")]
+        trials[-1]["passed"] = trials[-1]["status"] == "complete" and i % 2 == 0
+        row = run_row(run_id, {"repeats": 3})
+        started = T0 + timedelta(days=i)
+        row.update(models=models, grid_size=len(trials), started_at=started,
+                   finished_at=None if i == count - 1 else started + timedelta(minutes=7))
+        resumed = {**row, "invocation_id": "resumed", "started_at": started + timedelta(hours=1)}
+        rows = [row, resumed] if i == 4 else [row]
+        WarehouseWriter(root, run_id).write_batch({"trials": trials, "runs": rows})
+    return run_ids
