@@ -152,6 +152,9 @@ def compare(
     resamples: BootstrapResamples = 5000,
     confidence: BootstrapConfidence = 0.9,
     force: Force = False,
+    all_cells: Annotated[bool, typer.Option(
+        "--all", help="List the unchanged cells too (by default the other cells are listed "
+        "and these counted).")] = False,
 ) -> None:
     """Baseline vs candidate: transitions per cell, pass^k, usage deltas, expectation changes,
     the paired bootstrap interval and the gate's verdict (stored in the comparisons table)."""
@@ -163,7 +166,7 @@ def compare(
     checked_output(junit, "--junit", force)
     options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
                             confidence, fmt, fail_on_new_regression, tuple(catalog or []))
-    code = compare_main(hygiene.warehouse_root(), options, console, err_console)
+    code = compare_main(hygiene.warehouse_root(), options, console, err_console, all_cells)
     if code:
         raise typer.Exit(code)
 

@@ -14,6 +14,7 @@ import json
 from rich.console import Console
 
 from pipeline.catalog import CatalogError
+from pipeline.cli.fit import Narrowing
 from pipeline.cli.tables import print_table
 from pipeline.decide.decision import DecideOptions, make_decision
 from pipeline.errors import ExitCode
@@ -30,20 +31,15 @@ from warehouse.writer import WarehouseError
 
 TRANSITION_COLUMNS = ("scenario", "model", "prompt", "memory", "critical", "passes base -> cand",
                       "class", "pass^k cand (k=1..n)")
+TRANSITION_NARROWING = Narrowing(spare=("pass^k cand (k=1..n)",))
+"""On a narrow terminal pass^k goes first: the class and the passes say what changed."""
 
 
-def _print_table(console: Console, decision: Decision, gate: str) -> None:
+def _print_table(console: Console, decision: Decision, gate: str,
+                 all_cells: bool = False) -> None:
     """The comparison's tables, notes and interval, and the gate's verdict as a preview (the
     command ``gate`` applies it)."""
-    rows = []
-    for t in decision.transitions:
-        model = (t.candidate_model if t.baseline_model == t.candidate_model
-                 else f"{t.baseline_model} -> {t.candidate_model}")
-        rows.append((t.scenario_id, model, t.prompt_id, t.memory_mode,
-                     "yes" if t.critical else "", t.label, t.transition,
-                     " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1])))
-    print_table(console, TRANSITION_COLUMNS, rows,
-                f"{decision.candidate} vs {decision.baseline}: transitions (paired repeats)")
+    _print_transitions(console, decision, all_cells)
     _print_deltas(console, decision)
     for change in decision.changes:
         state = (f"reviewed: {change.review.reason}" if change.review else
@@ -58,6 +54,30 @@ def _print_table(console: Console, decision: Decision, gate: str) -> None:
                       f"{interval.high:+.3f}] (seed {interval.seed}, {interval.resamples} "
                       "resamples)", markup=False)
     _print_verdict(console, decision, preview_of=gate)
+
+
+def _print_transitions(console: Console, decision: Decision, all_cells: bool) -> None:
+    """One row per cell whose class is not ``unchanged`` (every cell with ``all_cells``), and a
+    line counting the unchanged cells left out: those are most of a comparison and say
+    nothing about the candidate."""
+    shown = [t for t in decision.transitions if all_cells or t.transition != "unchanged"]
+    title = f"{decision.candidate} vs {decision.baseline}: transitions (paired repeats)"
+    hidden = len(decision.transitions) - len(shown)
+    if not shown and hidden:
+        console.print(f"{title}: none changed; {hidden} unchanged cell(s) not shown (--all "
+                      "shows them)", markup=False, highlight=False)
+        return
+    rows = []
+    for t in shown:
+        model = (t.candidate_model if t.baseline_model == t.candidate_model
+                 else f"{t.baseline_model} -> {t.candidate_model}")
+        rows.append((t.scenario_id, model, t.prompt_id, t.memory_mode,
+                     "yes" if t.critical else "", t.label, t.transition,
+                     " ".join(f"{v:.2f}" for v in t.pass_hat_k()[1])))
+    print_table(console, TRANSITION_COLUMNS, rows, title, narrowing=TRANSITION_NARROWING)
+    if hidden:
+        console.print(f"{hidden} unchanged cell(s) not shown (--all shows them)",
+                      markup=False, highlight=False)
 
 
 def _fmt(value: float | None) -> str:
@@ -97,7 +117,7 @@ def _print_verdict(console: Console, decision: Decision, preview_of: str | None 
 
 
 def _emit(root: Root, decision: Decision, options: DecideOptions, console: Console,
-          verdict_only: bool) -> None:
+          verdict_only: bool, all_cells: bool = False) -> None:
     store_decision(root, decision)
     if options.junit is not None:
         write_junit(options.junit, decision_junit(root, decision))
@@ -106,7 +126,7 @@ def _emit(root: Root, decision: Decision, options: DecideOptions, console: Conso
     elif verdict_only:
         _print_verdict(console, decision)
     else:
-        _print_table(console, decision, gate_command(options))
+        _print_table(console, decision, gate_command(options), all_cells)
 
 
 def _decided(root: Root, options: DecideOptions, err: Console) -> Decision | None:
@@ -136,13 +156,15 @@ def _waiting(root: Root, decision: Decision, options: DecideOptions, console: Co
     return True
 
 
-def compare_main(root: Root, options: DecideOptions, console: Console, err: Console) -> int:
+def compare_main(root: Root, options: DecideOptions, console: Console, err: Console,
+                 all_cells: bool = False) -> int:
+    """``agentsweep compare``; ``all_cells`` lists the unchanged cells too."""
     decision = _decided(root, options, err)
     if decision is None:
         return ExitCode.BAD_INPUT
     if _waiting(root, decision, options, console, "compare"):
         return ExitCode.INCOMPLETE
-    _emit(root, decision, options, console, verdict_only=False)
+    _emit(root, decision, options, console, verdict_only=False, all_cells=all_cells)
     if options.fail_on_new_regression and decision.regressions():
         cells = "; ".join(f"{t.cell} {t.label} ({t.transition})" for t in decision.regressions())
         err.print(f"new regression(s): {cells}", markup=False, soft_wrap=True)
