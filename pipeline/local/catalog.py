@@ -9,6 +9,7 @@ template it is served with. ``local/<name>`` or ``local/<alias>`` names a model 
 from __future__ import annotations
 
 import json
+from difflib import get_close_matches
 from functools import cache
 from importlib import resources
 
@@ -76,10 +77,14 @@ def known_local_names() -> list[str]:
 
 
 def local_model(model: str) -> LocalModelSpec:
-    """The spec of ``local/<name-or-alias>``; ValueError naming the known ones otherwise."""
+    """The spec of ``local/<name-or-alias>``; ValueError naming the closest and the known ones
+    otherwise."""
     provider, _, name = model.partition("/")
     if provider == LOCAL_PROVIDER:
         for spec in local_models():
             if name == spec.name or name in spec.aliases:
                 return spec
-    raise ValueError(f"unknown local model {model!r}; known: {', '.join(known_local_names())}")
+    known = known_local_names()
+    close = get_close_matches(model, known, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ValueError(f"unknown local model {model!r}; {hint}known: {', '.join(known)}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from difflib import get_close_matches
 from typing import Any, Literal
 
 from pipeline.catalog import CallAction, Domain, Scenario, load_domain
@@ -133,13 +134,24 @@ def reference_route(model_name: str) -> ModelRoute:
         raise ValueError(f"{model_name}: the scripted judges answer in process only; use "
                          f"{REFERENCE_PROVIDER}/{variant}")
     if variant not in REFERENCE_VARIANTS and variant not in JUDGES:
-        known = ", ".join(f"{REFERENCE_PROVIDER}/{v}"
-                          for v in sorted([*REFERENCE_VARIANTS, *JUDGES]))
-        raise ValueError(f"unknown reference model {model_name!r}; known: {known} (also as "
-                         f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
+        raise ValueError(unknown_variant(model_name, sorted([*REFERENCE_VARIANTS, *JUDGES])))
     if provider in WIRE_OF_PROVIDER:
         return ModelRoute(f"{WIRE_OF_PROVIDER[provider]}/{variant}", {"api_key": "no-key"})
     return ModelRoute(model_name, structured_output=False)
+
+
+def unknown_variant(model_name: str, known: Sequence[str]) -> str:
+    """The refusal of a reference model no variant is named: the known names closest to it
+    ("did you mean"), else all of them (``reference/`` lists them)."""
+    provider, _, variant = model_name.partition("/")
+    close = get_close_matches(variant, known, n=3, cutoff=0.6)
+    if close:
+        names = " or ".join(f"{provider}/{v}" for v in close)
+        return (f"unknown reference model {model_name!r}; did you mean {names}? ({len(known)} "
+                f"known: --model {provider}/ lists them)")
+    listed = ", ".join(f"{REFERENCE_PROVIDER}/{v}" for v in known)
+    return (f"unknown reference model {model_name!r}; known: {listed} (also as "
+            f"{HTTP_PROVIDER}/<variant> against agentsweep reference-server)")
 
 
 def reference_call_params(channel: ScriptChannel, scenario: Scenario,

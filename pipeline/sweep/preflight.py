@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterable, Sequence
+from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -150,6 +151,15 @@ def _known_without_litellm(target: str, api_base: str | None) -> bool:
 
 
 def _no_provider(model: ModelConfig) -> PreflightError:
+    """The refusal of a model whose provider prefix nobody knows: the model under the known
+    prefixes closest to it ("did you mean"), else how a name is written."""
+    prefix, slash, rest = model.name.partition("/")
+    known = sorted(LITELLM_PREFIXES | set(registered_providers()))
+    close = get_close_matches(prefix, known, n=3, cutoff=0.7) if slash else []
+    if close:
+        names = " or ".join(f"{p}/{rest}" for p in close)
+        return PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; did "
+                              f"you mean {names}?")
     return PreflightError(f"--model {model.name}: LiteLLM knows no provider for it; write "
                           "<provider>/<model>, e.g. openai/gpt-4o-mini or "
                           "anthropic/claude-3-5-haiku-latest")
