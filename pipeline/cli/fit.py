@@ -85,7 +85,7 @@ def _words(text: str) -> list[str]:
     return text.split() or [""]
 
 
-def header_pieces(header: str) -> list[str]:
+def _header_pieces(header: str) -> list[str]:
     """A header's wrap points: between words and after each ``_`` (``agent_``, ``errors``)."""
     return re.findall(r"[^_\s]*_+\s*|[^_\s]+\s*", header) or [""]
 
@@ -95,7 +95,7 @@ def _measure(header: Text, values: Sequence[Text], whole: bool) -> _Column:
     return _Column(
         header=cell_len(header.plain),
         header_word=max(cell_len(w) for w in _words(header.plain)),
-        header_piece=max(cell_len(p.rstrip()) for p in header_pieces(header.plain)),
+        header_piece=max(cell_len(p.rstrip()) for p in _header_pieces(header.plain)),
         values=max((cell_len(v) for v in plain), default=0),
         longest_word=max((cell_len(w) for v in plain for w in _words(v)), default=0),
         atom=all(len(_words(v)) == 1 for v in plain), whole=whole)
@@ -190,12 +190,12 @@ def layout(headers: Sequence[Text], rows: Sequence[Sequence[Text]], width: int,
     return Layout(shown, tuple(fits), constant, hidden)
 
 
-def wrapped_header(header: Text, width: int) -> Text:
+def _wrapped_header(header: Text, width: int) -> Text:
     """A header on as many lines of ``width`` as it needs, broken at spaces and after ``_``."""
     if cell_len(header.plain) <= width:
         return header
     lines = [""]
-    for piece in header_pieces(header.plain):
+    for piece in _header_pieces(header.plain):
         if lines[-1] and cell_len((lines[-1] + piece).rstrip()) > width:
             lines.append("")
         lines[-1] += piece
@@ -206,7 +206,7 @@ def fitted_table(headers: Sequence[Text], rows: Sequence[Sequence[Text]],
                  fits: Sequence[ColumnFit], row_styles: Sequence[str] | None = None) -> Table:
     table = Table(title_justify="left")
     for header, fit in zip(headers, fits, strict=True):
-        table.add_column(wrapped_header(header, fit.width), width=fit.width,
+        table.add_column(_wrapped_header(header, fit.width), width=fit.width,
                          min_width=fit.min_width, no_wrap=fit.atom,
                          overflow="ellipsis" if fit.atom else "fold")
     for i, row in enumerate(rows):
