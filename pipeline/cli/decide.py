@@ -26,6 +26,7 @@ from reports import (
     store_decision,
     write_junit,
 )
+from reports.decision import verdict_line
 from warehouse.location import Root
 from warehouse.writer import WarehouseError
 
@@ -114,6 +115,8 @@ def _print_verdict(console: Console, decision: Decision, preview_of: str | None 
     for note in gate.notes:
         console.print(f"  note: {note}", markup=False, soft_wrap=True)
     console.print(f"  thresholds: {gate.source}", markup=False, highlight=False)
+    if preview_of is None:  # the last line, as the flows end: the verdict for a script
+        console.print(verdict_line(decision), markup=False, highlight=False, soft_wrap=True)
 
 
 def _emit(root: Root, decision: Decision, options: DecideOptions, console: Console,

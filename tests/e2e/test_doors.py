@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import MEETING_SUITE, REPO
 from helpers.ray_processes import LEAN_STACK, kind_of, node_processes
+from helpers.verdicts import assert_one_verdict
 
 BIN = Path(sys.executable).parent
 SWAP_SPEC = REPO / "infra" / "sweeps" / "model_swap.yaml"
@@ -151,8 +152,10 @@ def test_a_run_is_named_after_its_run_id_with_tags_and_progress_logs(
 
 
 @pytest.mark.slow
-def test_the_nightly_flow_attaches_to_the_stack(stack: tuple[Path, dict[str, Any]],
-                                                 tmp_path: Path) -> None:
+def test_the_nightly_flow_attaches_to_the_stack_and_its_verdict_is_the_same_everywhere(
+        stack: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A first night passes; the next, its model behind the same grid gone stale, is blocked:
+    its last line, exit code, HTML headline, JUnit, the viewer and Prefect's state agree."""
     home, state = stack
     spec = tmp_path / "nightly.yaml"
     spec.write_text(f"suites: [{MEETING_SUITE}]\nscenarios: [F1, V1]\nmodels: "
@@ -165,27 +168,54 @@ def test_the_nightly_flow_attaches_to_the_stack(stack: tuple[Path, dict[str, Any
     assert _attached(state, pid)
     [run] = _flow_runs(state, "nightly-door")
     assert {"agentsweep", "nightly"} <= set(run["tags"])
-    assert _flow_runs(state, "nightly nightly-door")  # the nightly flow itself, named too
+    [outer] = _flow_runs(state, "nightly nightly-door")  # the nightly flow itself, named too
+    assert {"nightly", "model:reference/golden", "suite:intent_change"} <= set(outer["tags"])
+    assert outer["state"]["type"] == "COMPLETED"
+
+    spec.write_text(spec.read_text("utf-8").replace("reference/golden",
+                                                    "reference/mutant-stale-value"), "utf-8")
+    _, code, out, err = _popen_flow(home, "flows.nightly", "run", "--spec", str(spec),
+                                    "--baseline", "nightly-door", "--run-id", "nightly-door-2")
+    assert "Traceback" not in out + err
+    reports = home / "reports" / "nightly-door-2-vs-nightly-door"
+    [outer] = _flow_runs(state, "nightly nightly-door-2")
+    assert_one_verdict("block", candidate="nightly-door-2", root=home / "warehouse", code=code,
+                       last_line=out.strip().splitlines()[-1],
+                       html=reports.with_name(reports.name + ".html"),
+                       junit=reports.with_name(reports.name + ".junit.xml"),
+                       prefect_state=outer["state"])
 
 
 @pytest.mark.slow
-def test_the_model_swap_runs_keyless_on_the_stack_and_ends_with_the_verdict(
+def test_the_readme_model_swap_runs_twice_keyless_on_the_stack_blocked_everywhere(
         stack: tuple[Path, dict[str, Any]]) -> None:
+    """The README's keyless study, twice in one home: two studies, each blocked in its last
+    line, exit code, HTML report, JUnit, the viewer and Prefect's state."""
     home, state = stack
-    pid, code, out, err = _popen_flow(
-        home, "flows.model_swap", "--spec",
-        str(REPO / "infra" / "sweeps" / "model_swap_reference.yaml"), "--gate", str(GATE),
-        "--run-id", "swap-door")
-    assert code == 1, err  # the mutant ignores the switch: the gate blocks
-    assert _attached(state, pid)
-    lines = out.strip().splitlines()
-    verdict = next(i for i, line in enumerate(lines) if line.startswith("model swap swap-door-a"))
-    assert lines[verdict] == "model swap swap-door-a -> swap-door-b: block (exit 1)"
-    assert all(line.startswith("  - ") for line in lines[verdict + 1:]) and lines[verdict + 1:]
-    for run_id in ("swap-door-a", "swap-door-b"):
-        [run] = _flow_runs(state, run_id)
-        assert {"agentsweep", "model-swap", "model:reference/golden"} & set(run["tags"])
-        assert "model-swap" in run["tags"]
+    studies = []
+    for _ in range(2):
+        pid, code, out, err = _popen_flow(
+            home, "flows.model_swap", "--spec",
+            str(REPO / "infra" / "sweeps" / "model_swap_reference.yaml"), "--gate", str(GATE))
+        assert "Traceback" not in out + err
+        assert _attached(state, pid)
+        lines = out.strip().splitlines()
+        study = lines[0].split()[2].removesuffix(":")
+        assert study.startswith("model-swap-reference-"), lines[0]
+        assert any(line.startswith("  - new critical regression: F") for line in lines)
+        reports = home / "reports" / f"{study}-b-vs-{study}-a"
+        [outer] = _flow_runs(state, f"model swap {study}")
+        assert {"model-swap", "model:reference/golden",
+                "model:reference/mutant-ignores-switch"} <= set(outer["tags"])
+        assert_one_verdict("block", candidate=f"{study}-b", root=home / "warehouse", code=code,
+                           last_line=lines[-1], html=reports.with_name(reports.name + ".html"),
+                           junit=reports.with_name(reports.name + ".junit.xml"),
+                           prefect_state=outer["state"])
+        for run_id in (f"{study}-a", f"{study}-b"):
+            [run] = _flow_runs(state, run_id)
+            assert "model-swap" in run["tags"]
+        studies.append(study)
+    assert studies[0] != studies[1]
 
 
 def _trial_workers(state: dict[str, Any]) -> int:

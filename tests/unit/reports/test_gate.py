@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.commands import cli
 from helpers.gate_fixtures import ALL, NEW, OLD, base_run, cand_run, cell, run_row, trial, write
+from helpers.verdicts import assert_one_verdict
 
 from reports.decision import decide, decision_json
 from reports.gate import MINOR_CELLS_LISTED, Thresholds, minor_regressions_note
@@ -414,3 +415,15 @@ def test_an_interval_wholly_below_zero_blocks_by_default_without_any_regression(
                         str(tmp_path / "gate.yaml"))
     assert code == 0, out
     assert "wholly below zero" in out and "not a reason to block" in out
+
+
+def test_a_blocking_gate_says_block_in_every_output(home: Path, tmp_path: Path) -> None:
+    """The gate's door: its last line and exit code, the HTML report of the same pair, its
+    JUnit and the viewer's runs index say the one verdict."""
+    junit, html = tmp_path / "gate.xml", tmp_path / "report.html"
+    code, out, _ = cli("gate", "cand", "--baseline", "base", "--junit", str(junit))
+    report_code, _, err = cli("report", "html", "--run-id", "cand", "--baseline", "base", "-o",
+                              str(html))
+    assert report_code == 0, err
+    assert_one_verdict("block", candidate="cand", root=home / "warehouse", code=code,
+                       last_line=out.strip().splitlines()[-1], html=html, junit=junit)
