@@ -149,6 +149,7 @@ def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Pat
     """Ctrl-C, or SIGTERM from a scheduler (Ray's own SIGTERM handler would print a C++ stack
     dump and kill the driver)."""
     import signal
+    import sqlite3
     import time
 
     home = tmp_path / "home"
@@ -172,6 +173,10 @@ def test_ctrl_c_stops_in_seconds_with_one_line_and_resume_finishes(tmp_path: Pat
     assert err.strip().splitlines() == [
         "interrupted (exit 130): what finished is saved; continue with: agentsweep run --run-id "
         "stopped --resume"]
+    with sqlite3.connect(home / "prefect" / "prefect.db") as prefect_db:  # Prefect's own record
+        states = prefect_db.execute("SELECT state_type, state_name FROM flow_run "
+                                    "WHERE name = 'stopped'").fetchall()
+    assert states == [("CANCELLED", "Cancelled")]  # interrupted, not Crashed
     resumed, exit_after_last_line = agentsweep_until_exit(home, "run", "--run-id", "stopped",
                                                           "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
