@@ -58,6 +58,34 @@ def test_the_stacks_prefect_ui_asks_the_stacks_own_api(stack: Path) -> None:
     assert settings["api_url"] == state.prefect_api_url
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("docs-stack")
+def test_the_stacks_prefect_ui_lists_a_run_by_its_name(stack: Path) -> None:
+    """Prefect's UI from ``agentsweep up``, in headless Chromium: its runs page lists a run
+    made on the stack, by the run's id, and asked nothing of any address but the stack's."""
+    from helpers.browser import Browser, chromium_path
+    from helpers.loopback_proxy import LoopbackProxy
+
+    from pipeline.runtime.stack import read_state
+
+    if chromium_path() is None:
+        pytest.fail("chromium is not installed: `make setup-dev` installs it")
+    done = subprocess.run(["agentsweep", "run", "--suite", str(MEETING_SUITE), "--scenario",
+                           "V1", "--memory-mode", "chat", "--repeats", "1", "--run-id",
+                           "seen-in-the-ui"], env=_env(stack), cwd=REPO, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = read_state(stack)
+    assert state is not None
+    proxy = LoopbackProxy(state.prefect_ui_url)
+    with Browser(timeout_s=120, forward=proxy.forward) as browser:
+        browser.call("Page.navigate", {"url": f"{state.prefect_ui_url}/runs"})
+        browser.wait_for("document.body && document.body.innerText.includes('seen-in-the-ui')",
+                         timeout_s=120)
+        assert "Can't connect to Server API" not in browser.evaluate("document.body.innerText")
+    assert proxy.refused == [], proxy.refused
+
+
 def test_the_docs_have_examples_to_run() -> None:
     assert sum(len(commands(p)) for p in DOCS) >= 10
 

@@ -28,6 +28,9 @@ Served = tuple[int, dict[str, str], bytes]
 """An answer to a request the page made: status, headers, body."""
 Serve = Callable[[str], Served | None]
 """Answers a URL the page asked for, or None: the request fails (it reaches nothing)."""
+Forward = Callable[[str, str, dict[str, str], bytes | None], Served | None]
+"""Answers a request the page made (method, URL, headers, body), or None: it fails. For pages
+that POST (an application's API), where ``Serve`` only sees GETs."""
 
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -72,18 +75,29 @@ class BrowserError(RuntimeError):
     pass
 
 
+def _body(request: dict[str, Any]) -> bytes | None:
+    """A paused request's body: ``postData`` text, or its base64 ``postDataEntries``."""
+    if "postData" in request:
+        return str(request["postData"]).encode("utf-8")
+    entries = request.get("postDataEntries") or []
+    if entries:
+        return b"".join(base64.b64decode(e.get("bytes", "")) for e in entries)
+    return None
+
+
 class Browser:
     """One Chromium process and one page; ``with Browser() as b: b.open(path)``."""
 
     def __init__(self, timeout_s: float = 60.0, tracer: list[str] | None = None,
-                 serve: Serve | None = None) -> None:
+                 serve: Serve | None = None, forward: Forward | None = None) -> None:
         """``tracer``: a command put in front of everything (e.g. strace). ``serve``: every
         request the page makes is paused and answered by it (the test's process fetches from a
         server on this machine's loopback, which the browser's own namespace cannot reach);
-        ``requests`` lists every URL asked for."""
+        ``requests`` lists every URL asked for. ``forward``: the same with every request whole."""
         self.timeout_s = timeout_s
         self.tracer = tracer or []
         self.serve = serve
+        self.forward = forward
         self.requests: list[str] = []
         self._answer_id = 1_000_000
         self.errors: list[str] = []
@@ -120,7 +134,7 @@ class Browser:
         self._session = attached["sessionId"]
         for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
             self.call(domain)
-        if self.serve is not None:
+        if self.serve is not None or self.forward is not None:
             self.call("Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
         return self
 
@@ -191,15 +205,20 @@ class Browser:
                                         for a in params.get("args", [])))
         elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
             self.errors.append(str(params["entry"].get("text")))
-        elif method == "Fetch.requestPaused" and self.serve is not None:
+        elif method == "Fetch.requestPaused" and (self.serve or self.forward) is not None:
             self._answer(params, message.get("sessionId"))
 
     def _answer(self, params: dict[str, Any], session: str | None) -> None:
         """A paused request answered by ``serve`` (or failed); its reply is not awaited."""
-        assert self.serve is not None
-        url = str(params["request"]["url"])
+        request = params["request"]
+        url = str(request["url"])
         self.requests.append(url)
-        found = self.serve(url)
+        if self.forward is not None:
+            found = self.forward(str(request["method"]), url, dict(request.get("headers", {})),
+                                 _body(request))
+        else:
+            assert self.serve is not None
+            found = self.serve(url)
         self._answer_id += 1
         message: dict[str, Any] = {"id": self._answer_id, "sessionId": session}
         if found is None:
