@@ -19,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State
 from prefect.utilities.annotations import quote
 
+from pipeline.catalog.loader import bundled_suites
 from pipeline.execution.head import RayHeadLost
 from pipeline.execution.runlock import run_guard
 from pipeline.runtime import prefect_api, stack
@@ -47,9 +48,9 @@ RunKind = Literal["adhoc", "nightly", "model-swap"]
 
 
 def tags_of(config: SweepConfig, kind: RunKind) -> list[str]:
-    """The flow run's tags: the kind of run, each suite, each model and each external agent
-    (a file agent by its file's name)."""
-    suites = [f"suite:{suite.stem}" for suite in config.suites] or ["suite:default"]
+    """The flow run's tags: the kind of run, each suite (the default run's: the bundled
+    default suites), each model and each external agent (a file agent by its file's name)."""
+    suites = [f"suite:{suite.stem}" for suite in config.suites or bundled_suites()]
     agents = [f"agent:{AgentRef(name).identity}" for name in config.agents
               if not AgentRef(name).builtin]
     return ["agentsweep", kind, *suites, *(f"model:{m}" for m in config.model_names()),
