@@ -104,8 +104,12 @@ def _attached(state: dict[str, Any], pid: int) -> bool:
     return any(logs.glob(f"python-core-driver-*_{pid}.log"))
 
 
-def _popen_flow(home: Path, module: str, *args: str) -> tuple[int, int, str, str]:
-    proc = subprocess.Popen([sys.executable, "-m", module, *args], env=_env(home), cwd=REPO,
+def _popen_flow(home: Path, module: str, *args: str,
+                progress: bool = False) -> tuple[int, int, str, str]:
+    env = _env(home)
+    if progress:
+        env.pop("AGENTSWEEP_PROGRESS")
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=400)
     return proc.pid, proc.returncode, out, err
@@ -175,8 +179,12 @@ def test_the_nightly_flow_attaches_to_the_stack_and_its_verdict_is_the_same_ever
     spec.write_text(spec.read_text("utf-8").replace("reference/golden",
                                                     "reference/mutant-stale-value"), "utf-8")
     _, code, out, err = _popen_flow(home, "flows.nightly", "run", "--spec", str(spec),
-                                    "--baseline", "nightly-door", "--run-id", "nightly-door-2")
+                                    "--baseline", "nightly-door", "--run-id", "nightly-door-2",
+                                    progress=True)
     assert "Traceback" not in out + err
+    said = (out + err).splitlines()  # piped: plain progress lines, each said once
+    assert [line for line in said if "2/2 trials done" in line] == [
+        next(line for line in said if "2/2 trials done" in line)]
     reports = home / "reports" / "nightly-door-2-vs-nightly-door"
     [outer] = _flow_runs(state, "nightly nightly-door-2")
     assert_one_verdict("block", candidate="nightly-door-2", root=home / "warehouse", code=code,
@@ -184,6 +192,9 @@ def test_the_nightly_flow_attaches_to_the_stack_and_its_verdict_is_the_same_ever
                        html=reports.with_name(reports.name + ".html"),
                        junit=reports.with_name(reports.name + ".junit.xml"),
                        prefect_state=outer["state"])
+    compared = _agentsweep(home, "compare", "nightly-door", "nightly-door-2")  # no config
+    assert compared.returncode == 0, compared.stderr
+    assert "ADMIT" not in compared.stdout and "gate preview: BLOCK" in compared.stdout
 
 
 @pytest.mark.slow
