@@ -42,9 +42,9 @@ def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
 def call_params_of(model: ModelConfig) -> dict[str, Any]:
 
     from pipeline.models.call_params import NO_KEY
-    from pipeline.util.secrets import key_from_env, reveal
+    from pipeline.util.secrets import key_from_env, reveal, revealed_params
 
-    entry: dict[str, Any] = {}
+    entry: dict[str, Any] = revealed_params(model.name)
     if model.api_base:
         entry["api_base"] = reveal(model.api_base)
         if not model.api_key_env and not os.environ.get(f"{model.provider.upper()}_API_KEY"):

@@ -123,8 +123,8 @@ class CallOptions:
     @classmethod
     def of(cls, model: ModelConfig, call_params: Mapping[str, Any]) -> CallOptions:
         route = model.route or resolve_route(model.name)
-        options: dict[str, Any] = {**model.generation_params(), **route.call_params,
-                                   **call_params}
+        options: dict[str, Any] = {**model.generation_params(), **model.secret_params(),
+                                   **route.call_params, **call_params}
         metadata = options.pop("metadata", None) or {}
         extra_body = options.pop("extra_body") if "extra_body" in options else None
         timeout_s = options.get("timeout") or route.timeout_s

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import fault_providers, provider_for, provider_of, resolve_route
 from pipeline.models.routes import ModelRoute
+from pipeline.util.redact import masked, redact_fields
 
 RESERVED_PARAMS = frozenset({
     "model", "messages", "tools", "tool_choice", "temperature", "seed", "api_base",
@@ -114,8 +115,17 @@ class ModelConfig(BaseModel):
 
     def generation_params(self) -> dict[str, Any]:
         """Params that define the model's behaviour: sent on every call, part of the trial
-        identity, recorded as ``trials.generation_params``."""
-        out: dict[str, Any] = {"temperature": self.temperature, **self.params}
+        identity, recorded as ``trials.generation_params``. Secrets redacted by field (every
+        header, every key/token/secret field: ``pipeline.util.redact.redact_fields``): a trial's
+        identity and record never hold one, and a rotated token keeps its trial ids; the real
+        values reach the call as call options (``secret_params``)."""
+        out: dict[str, Any] = {"temperature": self.temperature, **redact_fields(dict(self.params))}
         if self.seed is not None:
             out["seed"] = self.seed
         return out
+
+    def secret_params(self) -> dict[str, Any]:
+        """The params that ``generation_params`` redacts, with their real values (none once the
+        config is concealed: ``pipeline.util.secrets``)."""
+        shown = redact_fields(dict(self.params))
+        return {k: v for k, v in self.params.items() if shown.get(k) != v and not masked(v)}

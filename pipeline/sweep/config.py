@@ -22,7 +22,7 @@ from pipeline.sweep.thresholds import Thresholds
 from pipeline.trial.spec import AGENT_TURN_TIMEOUT_S, BUILTIN_AGENT
 from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
-from pipeline.util.secrets import conceal
+from pipeline.util.secrets import conceal, conceal_params
 from warehouse.location import Root, parse_location
 
 UnknownCost = Literal["refuse", "allow"]
@@ -151,6 +151,14 @@ def config_json(config: SweepConfig) -> str:
 
 
 def conceal_config(config: SweepConfig) -> SweepConfig:
-    """``config`` (a SweepConfig) with every credential-bearing api_base concealed."""
-    models = [m.model_copy(update={"api_base": conceal(m.api_base)}) for m in config.models]
-    return config.model_copy(update={"models": models})
+    """``config`` (a SweepConfig) with every credential-bearing api_base and every secret
+    param of its models (and its user simulator's) concealed (``pipeline.util.secrets``)."""
+    update: dict[str, Any] = {"models": [_concealed(m) for m in config.models]}
+    if config.user_model is not None:
+        update["user_model"] = _concealed(config.user_model)
+    return config.model_copy(update=update)
+
+
+def _concealed(model: ModelConfig) -> ModelConfig:
+    return model.model_copy(update={"api_base": conceal(model.api_base),
+                                    "params": conceal_params(model.name, model.params)})

@@ -257,6 +257,24 @@ def _check_ray_address(address: str) -> None:
                        "local Ray") from None
 
 
+def _check_concealed(config: SweepConfig) -> None:
+    """A secret redacted when the run was recorded (``--resume --run-id R`` alone reads the
+    recorded config) cannot be sent: name the field, and how to give it again."""
+    from pipeline.models.call_params import models_of
+    from pipeline.util.redact import masked
+    from pipeline.util.secrets import reveal, revealed_params
+
+    for model in models_of(config):
+        fields = [f"params.{k}" for k, v in model.params.items() if masked(v)
+                  and k not in revealed_params(model.name)]
+        if model.api_base and masked(reveal(model.api_base)):
+            fields.append("api_base")
+        if fields:
+            raise BadInput(f"model {model.name}: {', '.join(fields)} was redacted when the run "
+                           "was recorded (secrets never are); give the run's spec again: "
+                           f"agentsweep run --spec SPEC --run-id {config.run_id} --resume")
+
+
 def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[ModelRoute]:
     """Everything about the run that can be known before it starts; returns the routes.
     ``reach=False`` leaves the models' keys and endpoints to ``check_sweep_reach``."""
@@ -286,6 +304,7 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
         _default_modes(config, suites, models)
         preflight(models, suites, config.prompts, config.builtin_modes(), reach=reach)
         _check_user_model(config, [m.name for m in models], reach=reach)
+        _check_concealed(config)
         _check_spend_caps(config)
         refuse_existing(config, append)
         if config.ray_address:

@@ -17,7 +17,17 @@ _PATTERNS = [
                r"[^\s\"',}]{6,}"),
     # credentials in a URL: scheme://user:password@host -> scheme://user:[REDACTED]@host
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:)[^\s/@]+(?=@)"),
+    # a key in a URL's query (Gemini's ?key=..., signed URLs): ?key=[REDACTED]
+    re.compile(r"(?i)([?&][a-z0-9_.\-]*(?:key|token|secret|signature|sig|password|auth)"
+               r"[a-z0-9_.\-]*=)[^&#\s\"'<>]+"),
 ]
+SECRET_FIELD = re.compile(r"(?i)(key(?!s)|token(?!s)|secret|passw|authoriz|^auth|credential|"
+                          r"cookie|signature)")
+"""A field whose name says it holds a secret: its value is redacted whatever it looks like
+(``max_tokens``, ``stop_keys``: counts and lists, not secrets, are not)."""
+HEADER_FIELDS = frozenset({"extra_headers", "headers", "default_headers"})
+"""Fields that hold HTTP headers: every header's value is redacted (a gateway's token may be
+named anything)."""
 
 
 _Snapshot = tuple[dict[Any, Any] | None, list[str]]
@@ -86,3 +96,57 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: redact_value(v) for k, v in value.items()}
     return value
+
+
+def redact_url(url: str) -> str:
+    """A URL with its userinfo's password and every query value redacted (an endpoint's query
+    is where a key rides: ``?key=``, signed URLs)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.query:
+        query = urlencode([(k, MASK) for k, _ in parse_qsl(parts.query, keep_blank_values=True)],
+                          safe="[]")
+        url = urlunsplit(parts._replace(query=query))
+    return redact(url)
+
+
+def redact_fields(value: Any) -> Any:
+    """A JSON-like value with secrets redacted by field: the value of every field whose name
+    says secret (``SECRET_FIELD``) and of every header (``HEADER_FIELDS``), whatever it is; the
+    other strings as ``redact`` does."""
+    if isinstance(value, dict):
+        return {k: _redacted_field(str(k), v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_fields(v) for v in value]
+    if isinstance(value, str):
+        return redact(value)
+    return value
+
+
+def _redacted_field(name: str, value: Any) -> Any:
+    if name in HEADER_FIELDS and isinstance(value, dict):
+        return {k: MASK for k in value}
+    if SECRET_FIELD.search(name) and value not in (None, "", [], {}):
+        return MASK if not isinstance(value, dict | list) else _masked(value)
+    return redact_fields(value)
+
+
+def _masked(value: Any) -> Any:
+    """Every leaf of a secret field's structured value redacted."""
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return MASK if value not in (None, "") else value
+
+
+def masked(value: Any) -> bool:
+    """Whether a value holds a redaction (``MASK``) anywhere: a secret that was concealed."""
+    if isinstance(value, str):
+        return MASK in value
+    if isinstance(value, dict):
+        return any(masked(v) for v in value.values())
+    if isinstance(value, list):
+        return any(masked(v) for v in value)
+    return False

@@ -234,6 +234,10 @@ def test_the_same_run_id_cannot_run_twice_at_once(tmp_path: Path) -> None:
 
 
 def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: Path) -> None:
+    """Canaries in the environment (a key), the api_base's userinfo, a gateway token in
+    ``extra_headers`` and a secret-named param: the run works (they reach the provider's call)
+    and none is found in the home (warehouse, Prefect's database, reports), Ray's session
+    folders or the terminal."""
     import socket
     import time
 
@@ -241,10 +245,17 @@ def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     password, key = "canary-pass-7f3k9x2", "sk-canary-abcdef0123456789"
+    header, param = "canary-header-5h2k9q", "canary-param-2k8s7d"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
     server = subprocess.Popen([str(BIN / "agentsweep"), "reference-server", "--port", str(port)],
                               env=clean, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
+    import shutil
+    import tempfile
+
+    out = tmp_path / "out"
+    out.mkdir()
+    ray_tmp = Path(tempfile.mkdtemp(prefix="as-ray-", dir="/tmp"))  # Ray's sockets: short paths
     try:
         deadline = time.monotonic() + 120  # a hang guard
         while True:
@@ -258,20 +269,33 @@ def test_no_credential_lands_in_prefect_the_warehouse_or_the_terminal(tmp_path: 
         spec.write_text(f"suites: ['{MEETING_SUITE}']\nscenarios: [V1]\nmemory_modes: [chat]\n"
                         "repeats: 1\nmodels:\n  - name: reference-http/golden\n"
                         f"    api_base: http://agent:{password}@127.0.0.1:{port}/v1\n"
-                        "    api_key_env: CANARY_KEY\n")
+                        "    api_key_env: CANARY_KEY\n"
+                        f"    params:\n      extra_headers: {{X-Gateway-Token: {header}}}\n"
+                        f"      gateway_secret: {param}\n")
         home = tmp_path / "home"
         run = _agentsweep(home, "run", "--spec", str(spec), "--run-id", "secret",
-                          CANARY_KEY=key)
+                          "--junit", str(out / "junit.xml"), CANARY_KEY=key,
+                          RAY_TMPDIR=str(ray_tmp))
         assert run.returncode == 0, run.stdout + run.stderr
-        assert password not in run.stdout + run.stderr and key not in run.stdout + run.stderr
-        for secret in (password, key):
-            found = subprocess.run(["grep", "-r", "-l", "-a", secret, str(home)],
+        shown = _agentsweep(home, "sql", "select generation_params, config_json "
+                            "from trials join runs using (run_id)")
+        report = _agentsweep(home, "report", "html", "--run-id", "secret", "-o",
+                             str(out / "report.html"))
+        assert report.returncode == 0, report.stderr
+        said = run.stdout + run.stderr + shown.stdout + shown.stderr
+        assert "X-Gateway-Token" in shown.stdout and "[REDACTED]" in shown.stdout  # by field
+        for secret in (password, key, header, param):
+            assert secret not in said, secret
+            found = subprocess.run(["grep", "-r", "-l", "-a", secret, str(home), str(ray_tmp),
+                                    str(out)],
                                    capture_output=True, text=True, check=False)
             assert found.stdout == "", f"{secret} landed in {found.stdout}"
         assert list((home / "prefect").glob("*.db*")), "Prefect's database was looked at"
+        assert list(ray_tmp.glob("session_*")), "Ray's session folders were looked at"
     finally:
         server.terminate()
         server.wait(10)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def test_a_home_that_is_a_file_is_one_line_for_every_command(tmp_path: Path) -> None:
