@@ -117,6 +117,9 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
     con = _database(root)
     _create(con, names, _sources(root, runs, sources), set())
     if locked:
+        # DuckDB allows its temp directory too: by default ``.tmp`` in the working directory,
+        # where any file would be readable. A fresh private folder of its own instead.
+        con.execute(f"SET temp_directory = {_quote(_spill_directory())}")
         for setting in ("SET autoinstall_known_extensions = false",
                         "SET autoload_known_extensions = false",
                         f"SET allowed_directories = [{_quote(_allowed_prefix(root))}]",
@@ -124,6 +127,23 @@ def connect(root: Root, locked: bool = False, runs: Sequence[str] | None = None,
                         "SET lock_configuration = true"):
             con.execute(setting)
     return con
+
+
+_spill: str | None = None
+
+
+def _spill_directory() -> str:
+    """This process's folder for DuckDB to spill a large query of a person's SQL to: made
+    empty and private (0700) on first use, removed at exit; nothing else is ever in it."""
+    global _spill
+    if _spill is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _spill = tempfile.mkdtemp(prefix="agentsweep-sql-")
+        atexit.register(shutil.rmtree, _spill, ignore_errors=True)
+    return _spill
 
 
 def _database(root: Root) -> duckdb.DuckDBPyConnection:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from reports.view.app import ViewOptions, create_app
 from reports.view.data import runs_index
@@ -50,6 +51,18 @@ def warm(options: ViewOptions) -> None:
     runs_index(options.root, options.clock(), None)  # the first page's rows, kept
 
 
+def server_config(options: ViewOptions) -> Any:
+    """uvicorn's configuration of the viewer: quiet, no server or date header, and slow
+    clients dropped (``reports.view.slow_clients``)."""
+    import uvicorn
+
+    from reports.view.slow_clients import SlowClientsDropped
+
+    return uvicorn.Config(create_app(options), log_level="warning", access_log=False,
+                          server_header=False, date_header=False, lifespan="off",
+                          http=SlowClientsDropped)
+
+
 def serve(options: ViewOptions, sock: socket.socket,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Answer on ``sock`` until interrupted (Ctrl-C), the views bound first."""
@@ -57,9 +70,7 @@ def serve(options: ViewOptions, sock: socket.socket,
 
     warm(options)
 
-    config = uvicorn.Config(create_app(options), log_level="warning", access_log=False,
-                            server_header=False, date_header=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(options))
     if on_ready is not None:
         on_ready(address_of(sock))
     server.run(sockets=[sock])

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 
 from helpers.browser import Served
 
-from reports.view import ViewOptions, address_of, bind, create_app
+from reports.view import ViewOptions, address_of, bind
+from reports.view.serve import server_config
 
 
 class Viewer:
@@ -43,9 +44,7 @@ def viewer(options: ViewOptions) -> Iterator[Viewer]:
     import uvicorn
 
     sock = bind("127.0.0.1", 0)
-    config = uvicorn.Config(create_app(options), log_level="warning", access_log=False,
-                            lifespan="off")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -486,3 +486,43 @@ def test_a_trace_of_a_run_id_that_names_no_run_is_refused(options: ViewOptions) 
     for run_id in ("../../etc", "*", "nope"):
         answer = client.get("/api/trace", params={"run_id": run_id, "trial_id": "x"})
         assert answer.status_code == 400 and "agentsweep runs" in answer.json()["error"]
+
+
+def test_a_client_that_never_finishes_its_request_is_dropped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slowloris: connections dribbling a header byte at a time are closed once the request
+    time limit passes; a whole request still gets its answer."""
+    import socket
+    import time
+    import urllib.parse
+    import urllib.request
+
+    from reports.view import slow_clients
+
+    monkeypatch.setattr(slow_clients, "REQUEST_TIMEOUT_S", 0.5)
+    with viewer(ViewOptions(tmp_path / "warehouse", str)) as served:
+        where = urllib.parse.urlsplit(served.origin)
+        slow = [socket.create_connection((str(where.hostname), int(where.port or 80)))
+                for _ in range(20)]
+        for sock in slow:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the end
+            sock.settimeout(2)
+        for _ in range(4):  # still dribbling, past the limit
+            time.sleep(0.2)
+            for sock in slow:
+                try:
+                    sock.sendall(b"X-A: b\r\n")
+                except OSError:
+                    pass
+        closed = 0
+        for sock in slow:
+            try:
+                closed += sock.recv(1024) == b""
+            except TimeoutError:  # still open: held
+                pass
+            except OSError:  # reset: dropped
+                closed += 1
+            sock.close()
+        assert closed == len(slow)
+        with urllib.request.urlopen(served.origin, timeout=10) as answer:
+            assert answer.status == 200

@@ -165,3 +165,16 @@ def test_a_bidi_override_in_a_table_is_shown_as_a_visible_escape(
     shown = result.output  # type: ignore[attr-defined]
     assert "invoice<U+202E>fdp.exe<U+200B>" in shown
     assert "\u202e" not in shown and "\u200b" not in shown
+
+
+def test_a_file_in_the_working_directorys_duckdb_temp_folder_is_not_readable(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB allows its temp directory, by default ``.tmp`` where the command runs: a file
+    put there could be read by ``agentsweep sql``."""
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "planted.csv").write_text("secret\ncanary-tmp-9f8e7d\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    for path in (".tmp/planted.csv", str(tmp_path / ".tmp" / "planted.csv")):
+        result = _sql(home, monkeypatch, f"SELECT * FROM read_csv('{path}')")
+        assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
+        assert "canary-tmp-9f8e7d" not in result.output  # type: ignore[attr-defined]
