@@ -127,7 +127,7 @@ def judge_export(
 ) -> None:
     """Write a run's judgments as JSONL, to keep beside labels and traces: `judge calibrate
     --judgments` reads it without the warehouse."""
-    from pipeline.judge.store import export_judgments, stored_judgments
+    from pipeline.stored.judgments import export_judgments, stored_judgments
 
     known_runs(("--run-id", run_id))
     checked_output(output, "-o", force)
@@ -152,8 +152,8 @@ def judge_calibrate(
     verdicts, and the trials they disagree on."""
     from pipeline.catalog import CatalogError
     from pipeline.judge.calibrate import calibrate_judge, check_labels, load_judge_labels
-    from pipeline.judge.store import read_judgments, stored_judgments
     from pipeline.stored.calibrate import read_traces
+    from pipeline.stored.judgments import read_judgments, stored_judgments
     from pipeline.stored.trials import stored_trials
 
     if (run_id is None) == (traces is None) or (traces is None) != (judgments is None):

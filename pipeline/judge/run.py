@@ -28,9 +28,9 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.judge.client import JudgeCall, judge_once
 from pipeline.judge.evidence import EvidenceField, gather, messages
 from pipeline.judge.rubric import Rubric, load_rubric
-from pipeline.judge.store import write_judgments
 from pipeline.models.client import LiteLLMClient, model_call_guard
 from pipeline.models.config import ModelConfig
+from pipeline.stored.judgments import write_judgments
 from pipeline.stored.trials import ScenarioIndex, StoredTrial, stored_trials
 from pipeline.util.hashing import canonical_json
 from warehouse.location import Root

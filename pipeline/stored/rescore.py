@@ -102,7 +102,7 @@ def rescore_run(root: Root, run_id: str, new_run_id: str,
     judge's verdicts go along for the trials scored against the same scenario (the judge read
     the same dialog and the same expectations); a trial whose scenario changed gets none, so
     a stale verdict never stands beside a new check."""
-    from pipeline.judge.store import stored_judgments
+    from pipeline.stored.judgments import stored_judgments
 
     index = ScenarioIndex(suites)
     trials = stored_trials(root, run_id)

@@ -113,3 +113,66 @@ def test_the_public_face_is_lazy_and_complete() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=REPO)
     assert done.stdout.splitlines() == ["[]", "[]"], done.stdout + done.stderr
+
+
+FLOORS: dict[str, int] = {
+    "pipeline.util": 0, "pipeline.trace": 0, "pipeline.errors": 0,
+    "pipeline.catalog": 1, "pipeline.runtime": 1,
+    "pipeline.models": 2, "pipeline.scoring": 2, "pipeline.environment": 2,
+    "pipeline.local": 3, "pipeline.user": 3,
+    "pipeline.trial": 4,
+    "pipeline.execution": 5, "pipeline.stored": 5,
+    "pipeline.sweep": 6, "pipeline.judge": 6, "pipeline.decide": 6,
+    "pipeline.reference": 7,
+    "pipeline.interop": 8, "pipeline.verify": 8,
+    "pipeline.cli": 9,
+}
+"""pipeline/README.md's floor table: every room of ``pipeline/`` and its floor. A room imports
+only rooms on lower floors (its own modules aside)."""
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "pipeline" and len(parts) > 1 else parts[0]
+
+
+def upward(graph: dict[str, set[str]], floors: dict[str, int]) -> list[str]:
+    """Every import inside ``pipeline/`` that does not point to a lower floor."""
+    found = []
+    for source, targets in graph.items():
+        room = _room(source)
+        if room not in floors:
+            continue
+        for target in targets:
+            other = _room(target)
+            if other != room and other in floors and floors[other] >= floors[room]:
+                found.append(f"{source} (floor {floors[room]}) -> {target} "
+                             f"(floor {floors[other]})")
+    return sorted(found)
+
+
+def test_every_room_of_pipeline_has_a_floor() -> None:
+    rooms = {_room(m) for m in MODULES if m.startswith("pipeline.")}
+    assert rooms == set(FLOORS), rooms ^ set(FLOORS)
+
+
+def test_every_import_points_to_a_lower_floor() -> None:
+    assert upward(GRAPH, FLOORS) == []
+
+
+def test_an_import_that_runs_back_up_is_caught() -> None:
+    graph = {**GRAPH, "pipeline.util.hashing": {*GRAPH["pipeline.util.hashing"],
+                                                 "pipeline.cli.app"}}
+    assert upward(graph, FLOORS) == [
+        "pipeline.util.hashing (floor 0) -> pipeline.cli.app (floor 9)"]
+
+
+def test_the_readme_draws_the_same_floors() -> None:
+    """Each floor's line in pipeline/README.md names exactly its rooms."""
+    text = (REPO / "pipeline" / "README.md").read_text("utf-8")
+    for floor in set(FLOORS.values()):
+        line = next(row for row in text.splitlines() if row.startswith(f"floor {floor}:"))
+        names = line.split(":", 1)[1].strip().split("  ", 1)[0]  # before the description
+        named = {w.removesuffix("/").removesuffix(".py") for w in names.split()}
+        rooms = {r.removeprefix("pipeline.") for r, f in FLOORS.items() if f == floor}
+        assert named == rooms, line
