@@ -10,14 +10,14 @@ from helpers.commands import cli
 from helpers.gate_fixtures import ALL, cell, write
 from helpers.table_fixtures import BASE, CAND, write_many_runs, write_runs
 
-from pipeline.cli import app
+from pipeline.cli import terminal
 from pipeline.cli.tables import make_console
 
 
 def _at_width(monkeypatch: pytest.MonkeyPatch, home: Path, width: int) -> None:
     monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
     monkeypatch.setenv("COLUMNS", str(width))
-    monkeypatch.setattr(app, "console", make_console())  # made at import, for another width
+    monkeypatch.setattr(terminal, "console", make_console())  # made at import, another width
 
 
 def test_twenty_runs_at_80_columns_are_a_line_each(tmp_path: Path,
