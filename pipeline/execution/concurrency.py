@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from pipeline.errors import AgentError, InfraError
 from pipeline.execution.group_pause import GROUP_PAUSES, BoardRef, follow, pause_of
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateRef
-from pipeline.models.call_params import models_of
+from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import provider_of
 
@@ -48,11 +48,11 @@ def limit_key(model: str, limits: Mapping[str, Any]) -> str | None:
     return group if group in limits else None
 
 
-def limits_from(config: Any) -> dict[str, int]:
+def limits_from(models: Sequence[ModelConfig]) -> dict[str, int]:
     """Provider group -> concurrency from the models (the spec checks that a group has one
     value; should two differ, the smaller wins)."""
     limits: dict[str, int] = {}
-    for model in models_of(config):
+    for model in models:
         if model.concurrency:
             group = model.provider
             limits[group] = min(model.concurrency, limits.get(group, model.concurrency))

@@ -21,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.models.call_params import models_of
+from pipeline.models.config import ModelConfig
 
 LIMITER_NAMESPACE = "agentsweep"
 """The Ray namespace of every limiter actor (these and pipeline.execution.concurrency's)."""
@@ -43,11 +43,11 @@ class RateLimits:
         return self.rpm is not None or self.tpm is not None
 
 
-def rates_from(config: object) -> dict[str, RateLimits]:
+def rates_from(models: Sequence[ModelConfig]) -> dict[str, RateLimits]:
     """Provider group -> its rpm and tpm from the models (the spec checks that a group has one
     value of each; should two differ, the smaller wins)."""
     rates: dict[str, RateLimits] = {}
-    for model in models_of(config):
+    for model in models:
         if model.rpm is None and model.tpm is None:
             continue
         old = rates.get(model.provider, RateLimits())

@@ -4,6 +4,7 @@ injected fault profiles, and per-model call parameters (endpoint, key) resolved 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from pipeline.models.config import ModelConfig
@@ -14,28 +15,27 @@ NO_KEY = "no-key"
 servers need none; LiteLLM refuses to call without one)."""
 
 
-def models_of(config: object) -> list[ModelConfig]:
-    """``config.models`` (a SweepConfig's) as ModelConfigs, then its user simulator's model
-    (its limits, faults and call options apply to its own calls); [] for a config without
-    them."""
-    models = [m for m in getattr(config, "models", None) or [] if isinstance(m, ModelConfig)]
-    user = getattr(config, "user_model", None)
-    if isinstance(user, ModelConfig) and user.name not in {m.name for m in models}:
-        models.append(user)
-    return models
+def called_models(models: Sequence[ModelConfig], user_model: ModelConfig | None
+                  ) -> list[ModelConfig]:
+    """Every model a sweep calls: its models, then its user simulator's (its limits, faults
+    and call options apply to its own calls) unless it is one of them."""
+    called = list(models)
+    if user_model is not None and user_model.name not in {m.name for m in called}:
+        called.append(user_model)
+    return called
 
 
-def faults_from(config: object) -> dict[str, FaultProfile]:
+def faults_from(models: Sequence[ModelConfig]) -> dict[str, FaultProfile]:
     """Model name -> injected fault profile."""
-    return {m.name: m.faults for m in models_of(config) if m.faults is not None}
+    return {m.name: m.faults for m in models if m.faults is not None}
 
 
-def call_params_from(config: Any) -> dict[str, dict[str, Any]]:
+def call_params_from(models: Sequence[ModelConfig]) -> dict[str, dict[str, Any]]:
     """Model name -> per-call LiteLLM options of its configuration: ``api_base``, a
     placeholder key when the environment has none for the provider (LiteLLM refuses to call
     an OpenAI-compatible endpoint without one; a local server needs none), and the call's
     ``timeout`` (the model's ``timeout_s``)."""
-    params = {m.name: call_params_of(m) for m in models_of(config)}
+    params = {m.name: call_params_of(m) for m in models}
     return {name: entry for name, entry in params.items() if entry}
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
+from pipeline.models.call_params import called_models
 from pipeline.sweep.grid import (
     DEFAULT_MODEL,
     MEMORY_MODES,
@@ -115,6 +116,10 @@ class SweepConfig(BaseModel):
 
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]
+
+    def called_models(self) -> list[ModelConfig]:
+        """Every model the sweep calls: ``models``, then the user simulator's."""
+        return called_models(self.models, self.user_model)
 
     def resolved_models(self) -> list[ModelConfig]:
         """Every model with its route resolved; ValueError for a model its provider does not

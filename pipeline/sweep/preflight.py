@@ -260,11 +260,10 @@ def _check_ray_address(address: str) -> None:
 def _check_concealed(config: SweepConfig) -> None:
     """A secret redacted when the run was recorded (``--resume --run-id R`` alone reads the
     recorded config) cannot be sent: name the field, and how to give it again."""
-    from pipeline.models.call_params import models_of
     from pipeline.util.redact import masked
     from pipeline.util.secrets import reveal, revealed_params
 
-    for model in models_of(config):
+    for model in config.called_models():
         fields = [f"params.{k}" for k, v in model.params.items() if masked(v)
                   and k not in revealed_params(model.name)]
         if model.api_base and masked(reveal(model.api_base)):

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pipeline.execution.spend import Charge, SpendBook, SpendCaps
-from pipeline.models.call_params import models_of
 from pipeline.models.config import ModelConfig
 from pipeline.models.pricing import Price, list_price
 from pipeline.sweep.config import SweepConfig
@@ -27,14 +26,14 @@ class SpendCapReached(RuntimeError):
 
 
 def spend_caps(config: SweepConfig) -> SpendCaps:
-    return SpendCaps(config.max_cost_usd, {m.name: m.max_cost_usd for m in models_of(config)
+    return SpendCaps(config.max_cost_usd, {m.name: m.max_cost_usd for m in config.called_models()
                                            if m.max_cost_usd is not None})
 
 
 def capped_models(config: SweepConfig) -> list[ModelConfig]:
     """The models a cap counts: every model (the user simulator's too) under a sweep cap,
     else those with a cap of their own."""
-    models = models_of(config)
+    models = config.called_models()
     if config.max_cost_usd is not None:
         return models
     return [m for m in models if m.max_cost_usd is not None]

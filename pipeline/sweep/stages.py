@@ -9,7 +9,7 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -192,7 +192,7 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     ctx = RunContext(sweep_plan.run_id, code_version())
     if not sweep_plan.pending:
         return sink.statuses
-    specs = with_call_params(sweep_plan.pending, call_params_from(config))
+    specs = with_call_params(sweep_plan.pending, call_params_from(config.called_models()))
     routes = {s.model.name: s.model.route for s in sweep_plan.pending if s.model.route}
     progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}", log=log)
 
@@ -248,7 +248,8 @@ def _calls_litellm(sweep_plan: SweepPlan) -> bool:
     return any(not provider_for(name).answers_in_process for name in names)
 
 
-def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], specs: Any,
+def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
+                specs: Iterable[TrialSpec],
                 ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
                 sweep_plan: SweepPlan, clock: Clock) -> None:
     from pipeline.execution.attempts import attempt_counts
@@ -264,10 +265,11 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute], sp
     spend = spend_book(config, sweep_plan.run_id, on_reached=_say_outage)
     with NodeServices(ray, routes) as endpoints:
         options = ExecuteOptions(
-            retry=config.retry, limits=limits_from(config), faults=faults_from(config),
+            retry=config.retry, limits=limits_from(config.called_models()),
+            faults=faults_from(config.called_models()),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
             endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due,
-            rates=rates_from(config), spend=spend)
+            rates=rates_from(config.called_models()), spend=spend)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
                     on_attempt=on_attempt)

@@ -165,15 +165,12 @@ def test_permit_pools_share_the_global_limit_with_few_round_trips() -> None:
 def test_limits_come_from_model_settings_by_provider_group() -> None:
     from pipeline.models.config import ModelConfig
 
-    class Config:
-        models = [ModelConfig("openai/a", concurrency=4), ModelConfig("openai/b"),
-                  ModelConfig("reference/golden")]
-
-    limits = limits_from(Config())
+    limits = limits_from([ModelConfig("openai/a", concurrency=4), ModelConfig("openai/b"),
+                          ModelConfig("reference/golden")])
     assert limits == {"openai": 4}
     assert limit_key("openai/b", limits) == "openai"
     assert limit_key("reference/golden", limits) is None
-    assert limits_from(object()) == {}  # a config without models: no limits
+    assert limits_from([]) == {}  # no models: no limits
 
 
 def test_gate_injects_faults_and_remembers_retry_after() -> None:

@@ -118,7 +118,8 @@ def test_a_429_pauses_the_group_in_every_worker_process(ray_local: Any, tmp_path
         server.server.decide = _Delayed(decisions, 0.4)  # type: ignore[method-assign]
         model = ModelConfig("reference-anthropic/golden", api_base=server.api_base)
         config = _config(tmp_path, "board", model)
-        specs = list(with_call_params(plan(config).pending, call_params_from(config)))
+        specs = list(with_call_params(plan(config).pending,
+                                      call_params_from(config.called_models())))
         results: list[TrialResult] = []
         execute(specs, RunContext("board", "test"), results.append, 4,
                 options=ExecuteOptions(workers=2, retry=RetryPolicy(backoff_base_s=0.01)))

@@ -100,13 +100,11 @@ def test_a_pause_holds_every_call_until_it_ends_and_a_shorter_one_does_not_cut_i
 
 
 def test_rates_come_from_the_models_per_provider_group() -> None:
-    class Config:
-        models = [ModelConfig("openai/a", rpm=100, tpm=5000), ModelConfig("openai/b", tpm=4000),
-                  ModelConfig("anthropic/c"), ModelConfig("gemini/d", rpm=7)]
-
-    assert rates_from(Config()) == {"openai": RateLimits(100, 4000),
+    models = [ModelConfig("openai/a", rpm=100, tpm=5000), ModelConfig("openai/b", tpm=4000),
+              ModelConfig("anthropic/c"), ModelConfig("gemini/d", rpm=7)]
+    assert rates_from(models) == {"openai": RateLimits(100, 4000),
                                     "gemini": RateLimits(rpm=7)}
-    assert rates_from(object()) == {}
+    assert rates_from([]) == {}
     assert not RateLimits()
 
 
