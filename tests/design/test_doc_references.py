@@ -85,3 +85,10 @@ def test_every_make_target_the_docs_name_exists() -> None:
 ])
 def test_the_path_pattern(text: str, expected: set[str]) -> None:
     assert _paths(text) == expected
+
+
+def test_the_readme_is_short_and_links_every_page_of_docs() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    assert len(readme.splitlines()) <= 300
+    pages = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md"))
+    assert [p for p in pages if f"`{p}`" not in readme] == []
