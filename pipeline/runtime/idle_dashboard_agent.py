@@ -1,23 +1,17 @@
-"""What a raylet we start (the stack's, and a run's own) runs in place of Ray's dashboard agent
-when that agent would run minimal (``--minimal``: Ray's dashboard extras are not installed, as
-here).
+"""What a raylet we start (the stack's, and a run's own) runs in place of Ray's minimal dashboard
+agent (``--minimal``: Ray's dashboard extras are not installed, as here).
 
-Ray's minimal agent (``ray/dashboard/agent.py`` in Ray 2.60) loads no module, serves no port and
-exports no metric: it writes -1 into the node's three agent port files (the raylet waits for
-them before it registers the node), records those -1 ports in the GCS for the dashboard head
-(none runs without the extras), and waits until its raylet is gone. That costs a Python process
-with all of Ray imported: about 96 MiB of RSS, and an import the raylet waits for before it
-registers (17-19 s on a loaded machine, of the 30 s Ray allows a node to start). This stand-in
-writes the same port files at once and waits the same way, with the standard library alone
-(11-14 MiB). The raylet
-fate-shares with it as with Ray's agent: if it exits, the raylet exits too, so it exits only
-when its raylet is gone or it is told to stop.
+Ray's minimal agent loads no module, serves no port and exports no metric: it writes -1 into the
+node's three agent port files (the raylet waits for them before it registers the node), records
+those ports in the GCS, and waits until its raylet is gone, after importing all of Ray. This
+stand-in writes the same files at once and waits the same way with the standard library alone
+(the memory and start-up it saves: ``docs/performance.md``). The raylet fate-shares with it as
+with Ray's agent, so it exits only when its raylet is gone or it is told to stop.
 
 Run by path, as Ray runs its agent (``python -u idle_dashboard_agent.py --node-id=... ...``):
 of the project it imports only warehouse.atomic (the standard library alone).
 pipeline.runtime.local_ray.idle_dashboard_agents puts it in the raylet's command line; a node
-with Ray's dashboard extras installed keeps Ray's agent.
-"""
+with Ray's dashboard extras installed keeps Ray's agent."""
 
 from __future__ import annotations
 

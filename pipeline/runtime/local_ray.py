@@ -1,34 +1,23 @@
 """A local Ray with only the processes a run uses.
 
-``ray.init()`` starts, beside the GCS server, the raylet and its two agents, an autoscaler
-monitor (nothing to scale on one machine), a log monitor (it streams worker output to drivers
-that ask for it: ours run with ``log_to_driver=False``) and one idle worker per CPU, prestarted
-for a first driver (trial workers are actors and start processes of their own): about 240 MiB
-for nothing (benchmarks/memory.py). ``ray.init`` has no switch for them; Ray's own ``Node``,
-with the ``RayParams`` that ``ray start --no-monitor --include-log-monitor=false`` sets, does,
-and a run then joins it as a driver the way ``ray.cluster_utils.Cluster`` does. A node started
-here shares the fate of this process like the one ``ray.init`` starts (the kernel's
-parent-death signal, Ray's reaper process).
+``ray.init()`` starts, beside the GCS server and the raylet, an autoscaler monitor, a log
+monitor and one prestarted idle worker per CPU, none of which a run uses, and has no switch for
+them. Ray's own ``Node``, with the ``RayParams`` that ``ray start --no-monitor
+--include-log-monitor=false`` sets, has: a run joins such a node as a driver the way
+``ray.cluster_utils.Cluster`` does, and the node shares the fate of this process like the one
+``ray.init`` starts (the kernel's parent-death signal, Ray's reaper process).
 
-The stack's head (``agentsweep up``) also starts no dashboard head unless the dashboard is
-asked for: Ray 2.60 starts it on every head node, and without ``include_dashboard`` it loads
-only its usage-stats module (usage stats are off here) and holds about 100 MiB; and its raylet
-runs an idle stand-in for Ray's minimal dashboard agent. A run's own node (``start_node``)
-has the idle agent too, but keeps the dashboard head: with the lean node there, a pytest worker
-that ran many in-process sweeps twice lost its Ray connection in CI (cause not found), so that
-part waits. The idle agent (``idle_dashboard_agents``) writes the agent's port files at once:
-Ray's minimal agent imports all of Ray first, and the raylet waits for those files before it
-registers (on a loaded machine, 17-19 s of the 30 s Ray allows a node to start). What stays in
-both: the GCS server, the raylet and the runtime-env agent.
+The stack's head (``agentsweep up``) also starts no dashboard head unless asked for, and both
+raylets run an idle stand-in for Ray's minimal dashboard agent (``idle_dashboard_agents``),
+which writes the agent's port files at once instead of after importing all of Ray. A run's own
+node keeps the dashboard head. What stays in both: the GCS server, the raylet and the
+runtime-env agent. Why, with the memory and start-up figures: ``docs/performance.md``.
 
-A node started here (and the stack's head, pipeline.runtime.ray_start) waits for its raylet as
-long as ``AGENTSWEEP_RAY_START_TIMEOUT_S`` allows (pipeline.runtime.startup: by default longer
-on a busy machine) instead of Ray's fixed 30 s, and stops waiting as soon as its raylet or GCS
-server has exited (``raylet_wait``).
-
-Ray's ``Node`` and ``RayParams`` are private: they are pinned with Ray itself (pyproject), and
-tests/unit/runtime/test_lean_ray.py fails if an upgrade brings a process back or drops one.
-"""
+A node waits for its raylet as long as ``AGENTSWEEP_RAY_START_TIMEOUT_S`` allows
+(pipeline.runtime.startup) instead of Ray's fixed 30 s, and stops waiting as soon as its raylet
+or GCS server has exited (``raylet_wait``). Ray's ``Node`` and ``RayParams`` are private: they
+are pinned with Ray itself, and tests/unit/runtime/test_lean_ray.py fails if an upgrade brings
+a process back or drops one."""
 
 from __future__ import annotations
 

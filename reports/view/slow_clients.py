@@ -1,7 +1,7 @@
 """The viewer's HTTP protocol: uvicorn's h11 one, but a connection that has not sent a whole
 request within ``REQUEST_TIMEOUT_S`` of opening (or of its last answer) is closed. uvicorn times
-out an idle kept-alive connection but not a slow one: a client dribbling a header byte at a
-time held its connection for ever (300 such connections, held 25 s and more)."""
+out an idle kept-alive connection, not a slow one: a client dribbling header bytes would hold its
+connection, and the server's, for as long as it likes."""
 
 from __future__ import annotations
 
