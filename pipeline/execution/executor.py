@@ -214,12 +214,12 @@ class TrialWorker:
                 result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
         return WorkerOutput(result, gate.retry_after_s)
 
-    def preload(self) -> None:
-        """Import LiteLLM now, before the first trial needs it (a trial thread that needs it
-        meanwhile waits for this import, not for one of its own)."""
+    def preload(self) -> bool:
+        """Import LiteLLM now, before the first trial needs it; whether it is imported."""
         from pipeline.models.client import litellm_module
 
         litellm_module()
+        return "litellm" in sys.modules
 
     def pid(self) -> int:
         return os.getpid()
@@ -249,6 +249,10 @@ def cpu_slots(ray: Any) -> list[str]:
     return [slots[i] for i in range(longest) for slots in per_node if i < len(slots)]
 
 
+PRELOAD_WAIT_S = 300.0
+"""Longest the first dispatch waits for the workers' LiteLLM import (a loaded machine takes
+tens of seconds); past it trials are dispatched and wait for the import themselves."""
+
 WARM_NAMESPACE = "agentsweep"
 WARM_PREFIX = "agentsweep-worker-"
 
@@ -277,6 +281,7 @@ class WorkerPool:
         self.worker_ids = [self._worker_id(slot) for slot in range(self.size)]
         self.actors = [self._spawn(slot) for slot in range(self.size)]
         self.load = [0] * self.size
+        self._preloading: list[Any] = []
 
     def _worker_id(self, slot: int) -> str:
         if not self.warm:
@@ -299,9 +304,21 @@ class WorkerPool:
 
     def preload(self) -> None:
         """Every worker imports LiteLLM as soon as it has started (``TrialWorker.preload``);
-        nothing waits for it here."""
-        for actor in self.actors:
-            actor.preload.remote()
+        nothing waits for it here (``preloaded`` does)."""
+        self._preloading = [actor.preload.remote() for actor in self.actors]
+
+    def preloaded(self, timeout_s: float = PRELOAD_WAIT_S) -> bool:
+        """Wait until every worker asked to ``preload`` has imported LiteLLM (at most
+        ``timeout_s``): no trial is then dispatched to wait for an import. Whether they all
+        have (False when none was asked to, or the wait ran out: trials then wait as before)."""
+        refs, self._preloading = self._preloading, []
+        if not refs:
+            return False
+        done, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+        try:
+            return len(done) == len(refs) and all(self.ray.get(done))
+        except Exception:  # a worker died importing: its trials meet it and are retried
+            return False
 
     def pick(self) -> tuple[int, int]:
         """The least loaded worker's slot and generation, counted as one more trial busy."""
@@ -609,6 +626,8 @@ class _Execution:
         self.packer = Packer(Plan(ctx, gates))
         mark("starting workers")
         self.pool = sized_pool(ray, max_in_flight, options.workers)
+        if self.pool.preloaded():  # the import started with the services: no trial waits for it
+            mark("workers ready (LiteLLM imported)")
         self._first = True
         self.in_flight: dict[Any, _Flight] = {}
         self.finished = 0

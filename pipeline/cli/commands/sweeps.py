@@ -128,13 +128,17 @@ def up(
 
 
 def _prewarm(address: str) -> None:
-    """Start the warm worker pool a run with default settings will use."""
+    """Start the warm worker pool a run with default settings will use, LiteLLM imported in
+    every worker: the first trial of a run on the stack waits for no import."""
     from pipeline.execution.executor import ray_session, sized_pool
     from pipeline.sweep.config import SweepConfig
 
     in_flight = int(SweepConfig.model_fields["max_in_flight"].default)
     with ray_session(address) as ray:
-        sized_pool(ray, in_flight).alive()
+        pool = sized_pool(ray, in_flight)
+        pool.alive()
+        pool.preload()
+        pool.preloaded()
 
 
 @app.command()
