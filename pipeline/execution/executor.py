@@ -23,7 +23,9 @@ Where things happen:
   (pipeline.execution.concurrency), requests and tokens per minute
   (pipeline.execution.rate_limits); a 429 or 529 pauses its whole group
   (pipeline.execution.group_pause).
-- **A spend cap** (pipeline.execution.spend): once reached, no new attempt starts.
+- **A spend cap** (pipeline.execution.spend): an attempt starts only while what was spent and
+  what the attempts in flight reserve (their worst cases) is under it; once reached, no new
+  attempt starts.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, 
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
-from pipeline.execution.spend import SpendBook, charges_of
+from pipeline.execution.spend import SpendBook, charges_of, worst_case
 from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
@@ -641,6 +643,9 @@ class _Execution:
         self.pauses = PauseBook(clock=options.clock.now)
         """Provider groups paused by a 429 or 529 (pipeline.execution.group_pause)."""
         self.spend = options.spend
+        self.spend_wait: deque[tuple[TrialSpec, int]] = deque()
+        """Trials (and retries) held while attempts in flight hold what is left under a spend
+        cap (``SpendBook.fits``)."""
         self.head = HeadWatch(head_address(ray))
         self.on_tick = options.on_tick
 
@@ -649,6 +654,7 @@ class _Execution:
         try:
             exhausted = False
             while True:
+                self._release_spend()
                 self._release_parked()
                 while (due := self.book.pop_due()) is not None:
                     self._submit_or_park(*due)
@@ -676,7 +682,7 @@ class _Execution:
                     shutdown_pool()
 
     def _held(self) -> int:
-        return sum(len(queue) for queue in self.parked.values())
+        return sum(len(queue) for queue in self.parked.values()) + len(self.spend_wait)
 
     def _room(self) -> bool:
         return len(self.in_flight) + self.book.waiting + self._held() < self.max_in_flight
@@ -694,15 +700,30 @@ class _Execution:
             return
         spend = self.spend
         spend.not_started += self.book.drop(lambda spec: not spend.allows(_models_of(spec)))
-        for group, queue in self.parked.items():
+        for group, queue in [*self.parked.items(), ("", self.spend_wait)]:
             kept = deque(item for item in queue if spend.allows(_models_of(item[0])))
             spend.not_started += len(queue) - len(kept)
-            self.parked[group] = kept
+            if group:
+                self.parked[group] = kept
+            else:
+                self.spend_wait = kept
+
+    def _fits(self, spec: TrialSpec) -> bool:
+        """What was spent and is held in flight leaves room under the caps for this attempt."""
+        return self.spend is None or self.spend.fits(_models_of(spec))
+
+    def _release_spend(self) -> None:
+        """Trials held for the spend cap's room start, in order, while there is room."""
+        while self.spend_wait and self._fits(self.spend_wait[0][0]):
+            self._submit_or_park(*self.spend_wait.popleft())
 
     def _submit_or_park(self, spec: TrialSpec, number: int) -> None:
         """Start the attempt, or hold it while a provider it calls (its agent's, its user
         simulator's) is down or paused; not at all once a spend cap forbids it."""
         if self._capped(spec):
+            return
+        if not self._fits(spec):
+            self.spend_wait.append((spec, number))
             return
         for group in _groups_of(spec):
             if (self.parked.get(group) or self.pauses.paused(group)
@@ -714,7 +735,8 @@ class _Execution:
     def _release_parked(self) -> None:
         """Held trials of a group that is back go on; a down group gets its due probe."""
         for group, queue in list(self.parked.items()):
-            while queue and not self.pauses.paused(group) and self.breaker.allows(group):
+            while (queue and not self.pauses.paused(group) and self.breaker.allows(group)
+                   and self._fits(queue[0][0])):
                 spec, number = queue.popleft()
                 down = [g for g in _groups_of(spec) if g != group and self.breaker.down(g)
                         and not self.breaker.outage_too_long(g)]
@@ -734,6 +756,8 @@ class _Execution:
         parcel = self.packer.parcel(slot, generation, compact)
         ref = self.pool.call(slot, self.packer.plan_id, compact, key, parcel)
         self.in_flight[ref] = _Flight(spec, number, slot, generation, parcel)
+        if self.spend is not None:
+            self.spend.reserve(key, worst_case(spec, self.spend.ceilings))
 
     def _tick(self) -> None:
         """About once a second: is the head still there, and what is due for the sink."""
@@ -792,7 +816,8 @@ class _Execution:
         if user_group is not None:
             self._pause(user_group, result.user_provider_failure, None)
         if self.spend is not None:
-            self.spend.add(charges_of(result.trial))
+            self.spend.add(charges_of(result.trial),
+                           attempt=f"{flight.spec.trial_id}:{flight.number}")
         free = (not answered and self.breaker.down(group)
                 and not self.breaker.outage_too_long(group))
         if user_group is not None and user_verdict and not answered:

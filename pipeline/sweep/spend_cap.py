@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from pipeline.execution.spend import Charge, SpendBook, SpendCaps
 from pipeline.models.config import ModelConfig
-from pipeline.models.pricing import Price, list_price
+from pipeline.models.pricing import Price, call_ceiling, list_price
 from pipeline.sweep.config import SweepConfig
 from warehouse.location import Root
 
@@ -65,8 +65,9 @@ def spend_book(config: SweepConfig, run_id: str,
     caps = spend_caps(config)
     if not caps:
         return None
-    prices = {m.name: list_price(m) for m in capped_models(config)}
-    book = SpendBook(caps, prices)
+    models = capped_models(config)
+    book = SpendBook(caps, {m.name: list_price(m) for m in models},
+                     ceilings={m.name: call_ceiling(m) for m in models})
     for charges in recorded_charges(config.warehouse, run_id):
         book.add(charges)
     book.on_reached = on_reached

@@ -69,3 +69,48 @@ def test_the_retry_book_drops_the_retries_a_cap_forbids() -> None:
     assert book.waiting == 4 - len(lazy)
     left = [book.pop_due() for _ in range(book.waiting)]
     assert all(due is not None and due[0].model.name == "reference/golden" for due in left)
+
+
+def test_attempts_in_flight_hold_their_worst_case_until_they_end() -> None:
+    book = SpendBook(SpendCaps(sweep=0.01), {"a": PRICE})
+    assert book.fits(["a"])
+    book.reserve("t1:1", {"a": 0.006})
+    assert book.fits(["a"])  # 0.006 held, under the cap: one more may start
+    book.reserve("t2:1", {"a": 0.006})
+    assert not book.fits(["a"]) and book.allows(["a"])  # held, not reached: it waits
+    book.add([Charge("a", 2, 0.001, None, None)], attempt="t1:1")  # the actual replaces it
+    assert book.held() == pytest.approx(0.006) and book.fits(["a"])
+    book.add([Charge("a", 2, 0.001, None, None)], attempt="t2:1")
+    assert book.reserved == {} and book.total == pytest.approx(0.002)
+
+
+def test_an_unknown_worst_case_runs_alone_then_reserves_the_largest_seen() -> None:
+    book = SpendBook(SpendCaps(sweep=0.01), {"a": PRICE})
+    book.reserve("t1:1", {"a": None})
+    assert not book.fits(["a"])  # nothing seen yet: the first attempt is a probe, alone
+    book.add([Charge("a", 0, None, None, None)], attempt="t1:1")  # no call: says nothing
+    book.reserve("t2:1", {"a": None})
+    assert not book.fits(["a"])
+    book.add([Charge("a", 3, 0.003, None, None)], attempt="t2:1")
+    book.reserve("t3:1", {"a": None})
+    assert book.reserved["t3:1"] == {"a": 0.003}
+    book.reserve("t4:1", {"a": None})
+    assert book.fits(["a"])  # 0.003 spent + 0.006 held: under the cap
+    book.reserve("t5:1", {"a": None})
+    assert not book.fits(["a"])
+
+
+def test_a_model_cap_counts_only_that_models_hold() -> None:
+    book = SpendBook(SpendCaps(models={"a": 0.01}), {"a": PRICE, "b": PRICE})
+    book.reserve("t1:1", {"a": 0.02, "b": None})
+    assert not book.fits(["a"]) and book.fits(["b"])
+
+
+def test_a_worst_case_is_every_call_an_attempt_may_make_at_one_calls_ceiling() -> None:
+    from pipeline.execution.spend import MEMORY_CALLS_PER_TURN, worst_case
+
+    spec = next(iter(expand(load_suites([MEETING_SUITE]), [ModelConfig("reference/golden")],
+                            ["default"], ["chat"], 1)))
+    calls = len(spec.scenario.turns) * (spec.step_limit + MEMORY_CALLS_PER_TURN)
+    assert worst_case(spec, {"reference/golden": 0.5}) == {"reference/golden": calls * 0.5}
+    assert worst_case(spec, {}) == {"reference/golden": None}

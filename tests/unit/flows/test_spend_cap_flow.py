@@ -83,3 +83,34 @@ def test_the_flow_stops_at_the_cap_with_exit_3_and_resumes_with_a_higher_one(
     assert resumed.stopped is None and resumed.statuses == {"complete": 6 - done}
     assert run_sql(root, "select count(*), count(distinct trial_id), bool_and(passed) "
                          "from trials").rows == [(6, 6, True)]
+
+
+def test_sixteen_in_flight_spend_at_most_the_cap_and_one_trial(
+        ray_local: Any, prefect_harness: None, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``max_tokens``: the worst case is unknown, so the first attempt runs alone and the
+    next ones reserve its cost; without reservations all 16 start at once and all are paid."""
+    import flows.sweep as sweep
+
+    suite = tmp_path / "small.jsonl"
+    suite.write_text("\n".join(MEETING_SUITE.read_text("utf-8").splitlines()[:4]) + "\n")
+    monkeypatch.setattr(sweep, "planned", _scripted)
+    root = tmp_path / "wh"
+    with start_server(plays="golden") as server:
+        model = ModelConfig("openai/gpt-4o-mini", api_base=server.api_base)
+        outcome = sweep.sweep_flow(SweepConfig(
+            suites=[suite], memory_modes=["chat"], repeats=4, run_id="wide", warehouse=root,
+            models=[model], max_in_flight=16, max_cost_usd=0.0016))
+    assert outcome.stopped is not None and not outcome.stopped.lost_work
+    costs = _costs(root)
+    assert 0 < len(costs) < 16
+    assert sum(costs) <= 0.0016 + max(costs), (len(costs), sum(costs))
+
+
+def _costs(root: Path) -> list[float]:
+    from pipeline.models.pricing import list_price
+
+    price = list_price(ModelConfig("openai/gpt-4o-mini"))
+    assert price is not None
+    rows = run_sql(root, "select input_tokens, output_tokens from trials_all").rows
+    return [price.cost(i, o) or 0.0 for i, o in rows]
