@@ -42,6 +42,7 @@ from pipeline.sweep.stages import (
 from pipeline.trial.spec import AgentRef
 from warehouse.compact import CompactionError, compact_run
 from warehouse.diskspace import DiskFull
+from warehouse.store_retry import ObjectStoreUnavailable
 
 RunKind = Literal["adhoc", "nightly", "model-swap"]
 """Which door started the sweep: ``agentsweep run``, the nightly flow, the model-swap flow."""
@@ -89,6 +90,8 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
         return execute_plan(config, sweep_plan, log=logger.info), None
     except DiskFull as exc:
         return {}, Stop(str(exc), "Free some space")
+    except ObjectStoreUnavailable as exc:
+        return {}, _store_stop(exc)
     except SpendCapReached as exc:
         return exc.statuses, Stop(str(exc), "Raise the cap (--max-cost-usd, or max_cost_usd in "
                                   "the spec)",
@@ -96,6 +99,13 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
     except RayHeadLost as exc:
         return {}, Stop(f"{exc}; trials in flight were lost, every finished one is saved",
                         _restart_ray(config))
+
+
+def _store_stop(exc: ObjectStoreUnavailable, lost_work: bool = True) -> Stop:
+    """The warehouse's object store away past the retry bound: nothing more can be written
+    or read (no summary either)."""
+    return Stop(str(exc), f"Bring object storage at {exc.endpoint} back", lost_work=lost_work,
+                readable=False)
 
 
 def _restart_ray(config: SweepConfig) -> str:
@@ -121,7 +131,7 @@ def compact_task(config: SweepConfig, run_id: str) -> None:
     lock is held by ``run_sweep``. A resume adds new parts beside the compacted files."""
     try:
         compact_run(config.warehouse, run_id)
-    except (CompactionError, DiskFull) as exc:  # the run is whole without it: say, go on
+    except (CompactionError, DiskFull, ObjectStoreUnavailable) as exc:  # whole without it
         get_run_logger().warning("the run was not compacted: %s", exc)
 
 
@@ -152,10 +162,16 @@ def _sweep(config: SweepConfig) -> SweepOutcome:
     record_task(config, quoted, started_at, None, invocation)
     statuses, stopped = execute_task(config, quoted)
     executed = sum(statuses.values())
-    # A full disk has no room for the finish record, nor a lost run; a spend cap has both.
-    if stopped is None or not stopped.lost_work:
-        record_task(config, quoted, started_at, executed, invocation)
-        compact_task(config, sweep_plan.run_id)
-    columns, rows = summarize_task(config, sweep_plan.run_id)
+    columns: list[str] = []
+    rows: list[tuple[object, ...]] = []
+    try:
+        # A full disk has no room for the finish record, nor a lost run; a spend cap has both.
+        if stopped is None or not stopped.lost_work:
+            record_task(config, quoted, started_at, executed, invocation)
+            compact_task(config, sweep_plan.run_id)
+        if stopped is None or stopped.readable:
+            columns, rows = summarize_task(config, sweep_plan.run_id)
+    except ObjectStoreUnavailable as exc:  # every trial is written; the finish record is not
+        stopped = _store_stop(exc, lost_work=False)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
                         statuses, columns, rows, stopped)

@@ -32,11 +32,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from warehouse.location import S3Location, client
 from warehouse.object_cache import on_disk
 from warehouse.schema import TABLES
+from warehouse.store_retry import retrying
 
 COMMITS = "_commits"
 """Where commit records live, beside the table folders."""
@@ -103,7 +105,26 @@ def check_guard(loc: S3Location, run_id: str) -> None:
 
 def put_object(loc: S3Location, key: str, body: bytes, *, if_none_match: bool = False,
                if_match: str | None = None) -> str:
-    """One object written (conditionally); its ETag. CommitConflict when the condition fails."""
+    """One object written (conditionally); its ETag. CommitConflict when the condition fails.
+    A transient fault is retried (``warehouse.store_retry``); a retry whose condition fails
+    finds whether its earlier try landed after all (the object holds this very body)."""
+    tries = 0
+
+    def once() -> str:
+        nonlocal tries
+        tries += 1
+        try:
+            return _put_once(loc, key, body, if_none_match, if_match)
+        except CommitConflict:
+            found = _get_once(loc, key) if tries > 1 else None
+            if found is not None and found[0] == body:
+                return found[1]
+            raise
+    return retrying(f"writing {key}", once)
+
+
+def _put_once(loc: S3Location, key: str, body: bytes, if_none_match: bool,
+              if_match: str | None) -> str:
     from botocore.exceptions import ClientError
 
     options: dict[str, Any] = {}
@@ -122,6 +143,10 @@ def put_object(loc: S3Location, key: str, body: bytes, *, if_none_match: bool = 
 
 def get_object(loc: S3Location, key: str) -> tuple[bytes, str] | None:
     """(content, ETag) of one object, or None when there is none."""
+    return retrying(f"reading {key}", lambda: _get_once(loc, key))
+
+
+def _get_once(loc: S3Location, key: str) -> tuple[bytes, str] | None:
     from botocore.exceptions import ClientError
 
     try:
@@ -134,21 +159,27 @@ def get_object(loc: S3Location, key: str) -> tuple[bytes, str] | None:
 
 
 def delete_objects(loc: S3Location, keys: Sequence[str]) -> None:
-    for start in range(0, len(keys), 1000):  # the S3 limit of one request
-        chunk = keys[start:start + 1000]
+    def remove(chunk: Sequence[str]) -> None:
         client().delete_objects(Bucket=loc.bucket, Delete={
             "Objects": [{"Key": loc.key(k)} for k in chunk], "Quiet": True})
 
+    for start in range(0, len(keys), 1000):  # the S3 limit of one request
+        chunk = keys[start:start + 1000]
+        retrying(f"removing {chunk[0]}", partial(remove, chunk))
+
 
 def list_objects(loc: S3Location, under: str) -> Iterator[tuple[str, datetime]]:
-    """(key relative to the prefix, last modified) of every object under ``under``."""
+    """(key relative to the prefix, last modified) of every object under ``under`` (the
+    listing read whole, then given: a fault mid-way lists again from the start)."""
     base = loc.key("")
     start = f"{base}/" if base else ""
-    pages = client().get_paginator("list_objects_v2").paginate(
-        Bucket=loc.bucket, Prefix=loc.key(under))
-    for page in pages:
-        for item in page.get("Contents", []):
-            yield str(item["Key"]).removeprefix(start), item["LastModified"]
+
+    def listing() -> list[tuple[str, datetime]]:
+        pages = client().get_paginator("list_objects_v2").paginate(
+            Bucket=loc.bucket, Prefix=loc.key(under))
+        return [(str(item["Key"]).removeprefix(start), item["LastModified"])
+                for page in pages for item in page.get("Contents", [])]
+    yield from retrying(f"listing {under}", listing)
 
 
 def record_key(run_id: str, name: str) -> str:

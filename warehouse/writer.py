@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from warehouse.objectstore import (
     record_key,
 )
 from warehouse.schema import SCHEMA_VERSION, TABLES, Table
+from warehouse.store_retry import ObjectStoreUnavailable, retrying
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 WRITE_ORDER = ("events", "checks", "condition_trials", "snapshots", "diagnostics", "attempts",
@@ -100,9 +102,11 @@ def write_parquet_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.Re
 
 def write_parquet_object(loc: S3Location, key: str, data: pa.Table) -> None:
     """One Parquet object on object storage (the same compression and page checksums); it is
-    read only once a commit record names it (``warehouse.objectstore``)."""
-    pq.write_table(data, loc.path(key), filesystem=filesystem(), compression="zstd",
-                   write_page_checksum=True)
+    read only once a commit record names it (``warehouse.objectstore``). A transient fault
+    writes it again, whole, under the same key (``warehouse.store_retry``)."""
+    retrying(f"writing {key}", lambda: pq.write_table(
+        data, loc.path(key), filesystem=filesystem(), compression="zstd",
+        write_page_checksum=True))
 
 
 def write_parquet_object_batches(loc: S3Location, key: str, schema: pa.Schema,
@@ -132,7 +136,8 @@ def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.
         check_guard(loc, run_id)  # a driver that lost the run's lease commits nothing more
         put_object(loc, record.key, record.body(), if_none_match=True)
     except BaseException:
-        delete_objects(loc, written)
+        with suppress(ObjectStoreUnavailable):  # gone: the parts stay as garbage (vacuum)
+            delete_objects(loc, written)
         raise
     return written
 

@@ -307,7 +307,8 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
     if outcome.stopped is None:
         terminal.out.print(grid_line(outcome.grid_size, outcome.executed, outcome.skipped),
                            markup=False, highlight=False)
-    _print_reasons(config.warehouse, outcome.run_id, terminal)
+    if outcome.stopped is None or outcome.stopped.readable:
+        _print_reasons(config.warehouse, outcome.run_id, terminal)
     if outcome.stopped is not None:
         lost = "what was not saved runs again on resume. " if outcome.stopped.lost_work else ""
         terminal.err.print(f"error: stopped: {outcome.stopped.reason}; {lost}"

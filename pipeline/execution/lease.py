@@ -41,6 +41,7 @@ from warehouse.objectstore import (
     get_object,
     put_object,
 )
+from warehouse.store_retry import ObjectStoreUnavailable
 
 LEASE_TTL = timedelta(seconds=60)
 """How long a lease lasts without a heartbeat (``AGENTSWEEP_LEASE_SECONDS``)."""
@@ -173,10 +174,14 @@ def _heartbeat(lease: Lease, now: Callable[[], datetime]) -> None:
 
 
 def release(lease: Lease) -> None:
-    """The lease given back (removed), if it is still this driver's."""
-    found = get_object(lease.loc, lease_key(lease.run_id))
-    if found is not None and json.loads(found[0]).get("token") == lease.holder["token"]:
-        delete_objects(lease.loc, [lease_key(lease.run_id)])
+    """The lease given back (removed), if it is still this driver's; with the store away it
+    is left to expire."""
+    try:
+        found = get_object(lease.loc, lease_key(lease.run_id))
+        if found is not None and json.loads(found[0]).get("token") == lease.holder["token"]:
+            delete_objects(lease.loc, [lease_key(lease.run_id)])
+    except ObjectStoreUnavailable as exc:
+        log.warning("run %s: the lease was left to expire: %s", lease.run_id, exc)
 
 
 @contextmanager

@@ -57,6 +57,9 @@ class Stop:
     lost_work: bool = True
     """Trials in flight (or unwritten) were lost; False: the sweep stopped starting trials and
     what ran is all written (a spend cap), so the run is recorded as finished."""
+    readable: bool = True
+    """The warehouse can still be read (False: its object store is away): the summary and the
+    reasons are left out."""
 
 
 @dataclass
