@@ -21,6 +21,7 @@ from prefect.utilities.annotations import quote
 
 from pipeline.catalog.loader import bundled_suites
 from pipeline.execution.head import RayHeadLost
+from pipeline.execution.lease import LeaseLost
 from pipeline.execution.runlock import run_guard
 from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.flow_runs import interrupted_state, outcome_of
@@ -92,6 +93,9 @@ def execute_task(config: SweepConfig, sweep_plan: SweepPlan) -> tuple[dict[str, 
         return {}, Stop(str(exc), "Free some space")
     except ObjectStoreUnavailable as exc:
         return {}, _store_stop(exc)
+    except LeaseLost as exc:  # an outage longer than the lease: another driver may hold it
+        return {}, Stop(str(exc), "Make sure no other driver runs it (agentsweep runs; the "
+                        "lease expires after AGENTSWEEP_LEASE_SECONDS)")
     except SpendCapReached as exc:
         return exc.statuses, Stop(str(exc), "Raise the cap (--max-cost-usd, or max_cost_usd in "
                                   "the spec)",
