@@ -23,6 +23,10 @@ kind, exit codes and wall time; then whether the fault's invariants held:
                    one line, every trial saved; `agentsweep up`, `--resume`
 - hostile-catalog  suites naming a domain by absolute path, by `../`, and through a symlink in a
                    catalog root: each refused (exit 2) and the domain's code never imported
+- s3-outage-10s    the S3 warehouse (moto behind a loopback forwarder) gone for 10 s mid-sweep:
+                   waited out (AGENTSWEEP_OBJECT_STORE_RETRY_S, 60 s), the sweep finishes, exit 0
+- s3-outage-past-bound  gone for longer than a 5 s bound: one line, exit 3; back, `--resume`
+                   completes the grid (rows = distinct = complete, read from the bucket)
 
 Everything stays on 127.0.0.1. Options: ``--only name,name``, ``--repeats`` (grid size).
 """
@@ -54,6 +58,8 @@ INFRA_KINDS = ("rate_limit", "timeout", "connection", "server_error", "overloade
                "harness_error")
 CANARY_KEY = "sk-canary-4f1b9e0c7d2a"
 CANARY_PASSWORD = "pw-canary-8e3d1c"
+CANARY_HEADER = "hdr-canary-5b7e2a"
+CANARY_PARAM = "prm-canary-9c4d1f"
 
 
 @dataclass
@@ -336,7 +342,7 @@ def disk_full(repeats: int) -> Outcome:
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], check=True)
     try:
         home, port = mount / "home", free_port()
-        with reference_server(port, "--latency-ms", "100"):
+        with reference_server(port, "--latency-ms", "300"):
             filler = mount / "filler"
 
             def fill() -> None:
@@ -394,7 +400,7 @@ def corrupt_file(repeats: int) -> Outcome:
 
 def concurrent_start(repeats: int) -> Outcome:
     out, home, port = Outcome("concurrent-start", grid=11 * repeats), _home(), free_port()
-    with reference_server(port, "--latency-ms", "100"):
+    with reference_server(port, "--latency-ms", "300"):
         started = time.monotonic()
         drivers = [spawn(home, *grid_args(repeats, "f"), *http_args(port)) for _ in range(2)]
         results = [d.communicate(timeout=600) for d in drivers]
@@ -416,19 +422,21 @@ def canary_key(repeats: int) -> Outcome:
             "suites": [str(SUITE)], "memory_modes": ["chat"], "repeats": repeats,
             "run_id": "f", "models": [{"name": "reference-http/golden",
                                        "api_base": f"http://user:{CANARY_PASSWORD}@127.0.0.1:"
-                                                   f"{port}/v1"}]}))
+                                                   f"{port}/v1",
+                                       "params": {"extra_headers": {"X-Token": CANARY_HEADER},
+                                                  "gateway_secret": CANARY_PARAM}}]}))
         result = agentsweep(home, "run", "--spec", str(spec), OPENAI_API_KEY=CANARY_KEY)
         out.wall_s = time.monotonic() - started
     out.exits.append(result.returncode)
     one_line_error(out, result)
-    for canary in (CANARY_KEY, CANARY_PASSWORD):
+    for canary in (CANARY_KEY, CANARY_PASSWORD, CANARY_HEADER, CANARY_PARAM):
         if canary in result.stdout + result.stderr:
             out.problems.append(f"{canary[:9]}... on the terminal")
         hits = [p for p in home.rglob("*") if p.is_file() and canary.encode() in p.read_bytes()]
         if hits:
             out.problems.append(f"{canary[:9]}... in {[str(p.relative_to(home)) for p in hits]}")
     files = sum(1 for p in home.rglob("*") if p.is_file())
-    out.note = f"{files} files of the home grepped for both canaries"
+    out.note = f"{files} files of the home grepped for the four canaries"
     return expect_complete(tally(out, home, "f"))
 
 
@@ -576,6 +584,84 @@ def hostile_catalog(repeats: int) -> Outcome:
     return out
 
 
+def s3_outage(outage_s: float, bound_s: float | None) -> Callable[[int], Outcome]:
+    """The warehouse's bucket unreachable for ``outage_s`` once the sweep has committed its
+    first batch; ``bound_s``: the retry bound (AGENTSWEEP_OBJECT_STORE_RETRY_S) when shorter
+    than the outage, so the sweep stops and a resume finishes it."""
+    def run(repeats: int) -> Outcome:
+        sys.path.insert(0, str(REPO / "tests"))
+        from helpers.s3_server import DUMMY_ENV, moto_server
+        from helpers.tcp_forwarder import TcpForwarder
+
+        name = f"s3-outage-{outage_s:g}s" if bound_s is None else "s3-outage-past-bound"
+        out, home, port = Outcome(name, grid=11 * repeats), _home(), free_port()
+        with moto_server() as endpoint, reference_server(port, "--latency-ms", "300"):
+            forwarder = TcpForwarder(int(endpoint.rsplit(":", 1)[1]))
+            forwarder.start()
+            env = {**DUMMY_ENV, "AWS_ENDPOINT_URL": forwarder.endpoint,
+                   "AGENTSWEEP_WAREHOUSE": "s3://faults/warehouse"}
+            if bound_s is not None:
+                env["AGENTSWEEP_OBJECT_STORE_RETRY_S"] = str(bound_s)
+            _bucket(endpoint, DUMMY_ENV)
+
+            def cut() -> None:
+                _wait_committed(endpoint, DUMMY_ENV)
+                forwarder.stop()
+                time.sleep(outage_s)
+                forwarder.start()
+
+            cutter = threading.Thread(target=cut, daemon=True)
+            cutter.start()
+            started = time.monotonic()
+            args = (*grid_args(repeats, "s3"), *http_args(port))
+            result = agentsweep(home, *args, **env)
+            out.exits.append(result.returncode)
+            one_line_error(out, result)
+            if os.environ.get("FAULTS_SHOW"):
+                Path(os.environ["FAULTS_SHOW"] + name).write_text(result.stdout + result.stderr)
+            cutter.join()
+            if bound_s is not None:
+                if result.returncode != 3:
+                    out.problems.append(f"exit {result.returncode} past the bound, not 3")
+                resumed = agentsweep(home, "run", "--run-id", "s3", "--resume", **env)
+                out.exits.append(resumed.returncode)
+                one_line_error(out, resumed)
+            out.wall_s = time.monotonic() - started
+            counts = agentsweep(home, "sql", "--format", "csv",
+                                "select count(*), count(distinct trial_id), count(distinct "
+                                "trial_id) filter (where status = 'complete') from trials_all",
+                                **env).stdout.splitlines()
+            forwarder.stop()
+        out.rows, out.distinct, out.complete = (int(v) for v in counts[1].split(","))
+        if out.exits[-1] != 0:
+            out.problems.append(f"the sweep ended with exit {out.exits[-1]}")
+        return expect_complete(out)
+    return run
+
+
+def _bucket(endpoint: str, env: dict[str, str]) -> None:
+    import boto3
+
+    boto3.client("s3", endpoint_url=endpoint, region_name=env["AWS_REGION"],
+                 aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                 aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"]).create_bucket(Bucket="faults")
+
+
+def _wait_committed(endpoint: str, env: dict[str, str], deadline_s: float = 300) -> None:
+    """Until a trials part of the run is in the bucket (the sweep is under way)."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=env["AWS_REGION"],
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    until = time.monotonic() + deadline_s
+    while time.monotonic() < until:
+        listed = s3.list_objects_v2(Bucket="faults", Prefix="warehouse/trials/run_id=s3/")
+        if listed.get("KeyCount"):
+            return
+        time.sleep(0.2)
+
+
 FAULTS: dict[str, Callable[[int], Outcome]] = {
     "http-faults-20": http_faults,
     "silent-provider": silent_provider,
@@ -590,6 +676,8 @@ FAULTS: dict[str, Callable[[int], Outcome]] = {
     "ray-head-kill": ray_head_kill,
     "prefect-kill": prefect_kill,
     "hostile-catalog": hostile_catalog,
+    "s3-outage-10s": s3_outage(10, None),
+    "s3-outage-past-bound": s3_outage(15, 5),
 }
 
 _HOMES: list[Path] = []

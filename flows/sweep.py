@@ -14,6 +14,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
+import duckdb
 from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State
@@ -135,8 +136,10 @@ def compact_task(config: SweepConfig, run_id: str) -> None:
     lock is held by ``run_sweep``. A resume adds new parts beside the compacted files."""
     try:
         compact_run(config.warehouse, run_id)
-    except (CompactionError, DiskFull, ObjectStoreUnavailable) as exc:  # whole without it
-        get_run_logger().warning("the run was not compacted: %s", exc)
+    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError) as exc:
+        # the run is whole without it (compaction's reads and writes of a store away are
+        # not retried; `agentsweep warehouse vacuum` removes what it left)
+        get_run_logger().warning("the run was not compacted: %s", str(exc).strip().split("\n")[0])
 
 
 @task(name="summarize", cache_policy=NO_CACHE)

@@ -107,16 +107,15 @@ def put_object(loc: S3Location, key: str, body: bytes, *, if_none_match: bool = 
                if_match: str | None = None) -> str:
     """One object written (conditionally); its ETag. CommitConflict when the condition fails.
     A transient fault is retried (``warehouse.store_retry``); a retry whose condition fails
-    finds whether its earlier try landed after all (the object holds this very body)."""
-    tries = 0
+    finds whether its earlier try landed after all (the object holds this very body). That
+    earlier try may be botocore's own, inside one request: its standard retry mode resends a
+    request whose connection broke, so even a first conflict is checked."""
 
     def once() -> str:
-        nonlocal tries
-        tries += 1
         try:
             return _put_once(loc, key, body, if_none_match, if_match)
         except CommitConflict:
-            found = _get_once(loc, key) if tries > 1 else None
+            found = _get_once(loc, key)
             if found is not None and found[0] == body:
                 return found[1]
             raise

@@ -28,6 +28,7 @@ from pipeline.runtime.startup import start_failure_line
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.prepare import PreparedSweep, prepare
 from warehouse.location import Root
+from warehouse.store_retry import ObjectStoreUnavailable
 
 if TYPE_CHECKING:
     from pipeline.models.config import ModelConfig
@@ -226,8 +227,12 @@ def _again(config: SweepConfig) -> str:
     (a new run that never started has nothing to resume)."""
     from pipeline.sweep.stages import recorded_config
 
-    if config.resume or recorded_config(config.warehouse, config.run_id) is not None:
-        return f"resume with: agentsweep run --run-id {config.run_id} --resume"
+    resume = f"resume with: agentsweep run --run-id {config.run_id} --resume"
+    try:
+        if config.resume or recorded_config(config.warehouse, config.run_id) is not None:
+            return resume
+    except Exception:  # the warehouse cannot be read now (a store away): say both
+        return f"{resume} (or, if it never started, run the same command again)"
     return "run the same command again"
 
 
@@ -398,6 +403,13 @@ def main(options: RunOptions, terminal: Terminal) -> int:
     except BadInput as exc:
         terminal.err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.BAD_INPUT
+    except ObjectStoreUnavailable as exc:  # past the retry bound, outside the sweep's stop
+        resume = (f"agentsweep run --run-id {config.run_id} --resume" if config is not None
+                  else "the same command")
+        terminal.err.print(f"error: stopped: {exc}. Bring object storage at {exc.endpoint} "
+                           f"back, then: {resume}", markup=False, highlight=False,
+                           soft_wrap=True)
+        return ExitCode.INCOMPLETE
     except Exception as exc:
         lost = None if config is None else start_failure_line(exc, _again(config)) or (
             prefect_lost_line(exc, f"run {config.run_id}",

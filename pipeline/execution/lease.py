@@ -115,10 +115,29 @@ def describe(record: dict[str, object]) -> str:
 
 
 def _expired(record: dict[str, object], now: datetime) -> bool:
+    """The holder is gone: its lease ran out, or it was a process of this machine that no
+    longer runs (a driver stopped by an outage left its lease to expire: a resume here need
+    not wait for that)."""
     try:
-        return datetime.fromisoformat(str(record["expires"])) <= now
+        if datetime.fromisoformat(str(record["expires"])) <= now:
+            return True
     except (KeyError, ValueError):  # unreadable: treat it as a dead driver's
         return True
+    return record.get("host") == socket.gethostname() and not _running(record.get("pid"))
+
+
+def _running(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def holder_of_lease(loc: S3Location, run_id: str,
@@ -169,8 +188,8 @@ def _heartbeat(lease: Lease, now: Callable[[], datetime]) -> None:
         try:
             lease.renew(now())
         except Exception as exc:  # the store unreachable for a moment: try again next beat
-            log.warning("run %s: the lease could not be renewed (%s); trying again",
-                        lease.run_id, type(exc).__name__)
+            log.info("run %s: the lease could not be renewed (%s); trying again",
+                     lease.run_id, type(exc).__name__)
 
 
 def release(lease: Lease) -> None:
@@ -181,7 +200,7 @@ def release(lease: Lease) -> None:
         if found is not None and json.loads(found[0]).get("token") == lease.holder["token"]:
             delete_objects(lease.loc, [lease_key(lease.run_id)])
     except ObjectStoreUnavailable as exc:
-        log.warning("run %s: the lease was left to expire: %s", lease.run_id, exc)
+        log.info("run %s: the lease was left to expire: %s", lease.run_id, exc)
 
 
 @contextmanager

@@ -41,11 +41,27 @@ def test_a_second_driver_of_the_same_run_is_refused_and_told_who(
 
 def test_run_guard_refuses_with_the_run_lock_message(s3_warehouse: S3Location) -> None:
     lease = acquire(s3_warehouse, RUN, timedelta(seconds=30))
-    lease.holder["pid"] = -1  # as if another process (another machine) held it
+    lease.holder.update(pid=4242, host="another-machine")  # as if a driver there held it
     lease.renew(datetime.now(UTC))
     assert holder_of_run(RUN, s3_warehouse) is not None
     with pytest.raises(RunLocked, match="already being run by"), run_guard(RUN, s3_warehouse):
         pass
+
+
+def test_a_live_lease_of_a_dead_driver_of_this_machine_is_taken_over(
+        s3_warehouse: S3Location) -> None:
+    """A driver stopped by an outage leaves its lease to expire; a resume on the same machine
+    need not wait for that: the holder's process is gone."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    lease = acquire(s3_warehouse, RUN, timedelta(seconds=300))
+    lease.holder["pid"] = int(gone.stdout)
+    lease.renew(datetime.now(UTC))
+    assert holder_of_run(RUN, s3_warehouse) is None
+    assert acquire(s3_warehouse, RUN, timedelta(seconds=30)).took_over
 
 
 def test_of_drivers_racing_for_one_run_id_exactly_one_wins(s3_warehouse: S3Location) -> None:
