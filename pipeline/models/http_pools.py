@@ -68,15 +68,38 @@ class CookiesWhenSet(httpx.Cookies):
             super().extract_cookies(response)
 
 
+_pooled: httpx.Client | None = None
+_pooled_lock = threading.Lock()
+
+
+def pooled_client() -> httpx.Client:
+    """The process's client with a pool per thread (made on first use): LiteLLM's
+    ``client_session`` and the direct path's (``pipeline.models.direct``)."""
+    global _pooled
+    with _pooled_lock:
+        if _pooled is None:
+            from litellm.llms.custom_httpx.http_handler import (
+                get_ssl_configuration,
+                http2_enabled,
+            )
+
+            http2 = http2_enabled()
+            transport = PerThreadTransport(verify=get_ssl_configuration(http2=http2),
+                                           http2=http2)
+            client = httpx.Client(transport=transport, follow_redirects=True)
+            client._cookies = CookiesWhenSet()  # the setter would wrap it in a plain Cookies
+            _pooled = client
+        return _pooled
+
+
+def is_ours(session: Any) -> bool:
+    """Whether ``session`` (LiteLLM's ``client_session``) is the one ``install`` set."""
+    return session is not None and session is _pooled
+
+
 def install(litellm: Any) -> None:
     """Give LiteLLM's OpenAI-compatible calls a client with a pool per thread, unless the user
     set ``litellm.client_session`` (then theirs is used as is)."""
     if litellm.client_session is not None:
         return
-    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
-
-    http2 = http2_enabled()
-    transport = PerThreadTransport(verify=get_ssl_configuration(http2=http2), http2=http2)
-    client = httpx.Client(transport=transport, follow_redirects=True)
-    client._cookies = CookiesWhenSet()  # the `cookies` setter would wrap it in a plain Cookies
-    litellm.client_session = client
+    litellm.client_session = pooled_client()
