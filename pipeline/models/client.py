@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
 from pipeline.models.config import ModelConfig
+from pipeline.models.direct import DirectRoute, direct_route, usable
 from pipeline.models.litellm_overhead import pricing_options, quiet_call, quiet_service_timing
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
@@ -151,8 +152,13 @@ class LiteLLMClient:
     call_params: dict[str, Any] = field(default_factory=dict)
     """Per-call options (api_base, timeout, a provider's per-trial options...): read once, at
     the first call (``options``)."""
+    direct: bool = True
+    """Call through LiteLLM's provider translation without ``litellm.completion`` where
+    ``pipeline.models.direct`` covers the route (False: always ``litellm.completion``)."""
     _options: CallOptions | None = field(default=None, init=False, repr=False, compare=False)
     _timeout: Any = field(default=None, init=False, repr=False, compare=False)
+    _direct: DirectRoute | None = field(default=None, init=False, repr=False, compare=False)
+    _direct_known: bool = field(default=False, init=False, repr=False, compare=False)
 
     @property
     def route(self) -> ModelRoute:
@@ -177,7 +183,9 @@ class LiteLLMClient:
         if self._timeout is None:
             self._timeout = call_timeout(prepared.timeout_s or DEFAULT_CALL_TIMEOUT_S)
         kwargs["timeout"] = self._timeout
-        kwargs.update(pricing_options(litellm, route.litellm_model, kwargs))
+        direct = self._direct_route(litellm)
+        if direct is None:
+            kwargs.update(pricing_options(litellm, route.litellm_model, kwargs))
         if response_schema is not None and enforces_schema(litellm, route):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": purpose, "schema": portable_schema(response_schema)}}
@@ -187,9 +195,13 @@ class LiteLLMClient:
             refuse_if_forbidden(litellm, route.litellm_model, kwargs)
             started = time.perf_counter()
             try:
-                with quiet_call(litellm, kwargs):
-                    response = litellm.completion(model=route.litellm_model,
-                                                  messages=messages, num_retries=0, **kwargs)
+                if direct is not None:
+                    response = direct.complete(messages, kwargs)
+                else:
+                    with quiet_call(litellm, kwargs):
+                        response = litellm.completion(model=route.litellm_model,
+                                                      messages=messages, num_retries=0,
+                                                      **kwargs)
             except Exception as exc:  # classified below; anything unknown re-raises
                 raise classify(litellm, exc, provider) from exc
             latency_ms = (time.perf_counter() - started) * 1000
@@ -197,6 +209,20 @@ class LiteLLMClient:
         if report is not None:
             report(reported_tokens(reply.input_tokens, reply.output_tokens))
         return reply
+
+
+    def _direct_route(self, litellm: Any) -> DirectRoute | None:
+        """The direct way for this client's calls (resolved at the first call), None when
+        they go through ``litellm.completion``; checked again at each call for a LiteLLM
+        callback or setting configured since."""
+        if not self.direct:
+            return None
+        if not self._direct_known:
+            prepared = self.options
+            self._direct = direct_route(litellm, prepared.route.litellm_model,
+                                        prepared.options, prepared.metadata)
+            self._direct_known = True
+        return self._direct if self._direct is not None and usable(litellm) else None
 
 
 def _estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

@@ -33,9 +33,11 @@ def server() -> Iterator[ServerHandle]:
         yield handle
 
 
-def reference_client(server: ServerHandle) -> LiteLLMClient:
+def reference_client(server: ServerHandle, direct: bool = True) -> LiteLLMClient:
+    """``direct=False``: every call through ``litellm.completion`` (pipeline.models.direct)."""
     return LiteLLMClient(ModelConfig("reference-http/golden"),
-                         {"api_base": server.api_base, "extra_body": {SCRIPT_KEY: SCRIPT}})
+                         {"api_base": server.api_base, "extra_body": {SCRIPT_KEY: SCRIPT}},
+                         direct=direct)
 
 
 @pytest.fixture
@@ -90,7 +92,7 @@ def test_an_unpriced_model_is_priced_nominally_without_a_search(
         searched.append(str(kwargs.get("model")))
         return search(*args, **kwargs)
 
-    client = reference_client(server)
+    client = reference_client(server, direct=False)
     client.complete(USER, None)  # the price table read once per model (pricing_options)
     monkeypatch.setattr(litellm, "completion", spying)
     monkeypatch.setattr(litellm_logging, "pricing_entry_for_cost_calc", counting)
