@@ -1,13 +1,14 @@
 """CPU per model call through LiteLLM: `.venv/bin/python benchmarks/model_call_cpu.py`
 
-``--calls`` (default 300) ``LiteLLMClient.complete`` calls of ``reference-http/golden`` (LiteLLM's
-real OpenAI path) from ``--threads`` threads (default 1: one after the other; a Ray worker runs
-many trial threads) against the reference HTTP server, run in its own process on 127.0.0.1 so
-that its CPU is not counted. Reported: user+sys CPU of this process per call (every thread,
-LiteLLM's logging threads included, drained before reading), wall time per call, and how many
-logging threads LiteLLM had started. The first ``--warmup`` calls (LiteLLM's import, the first
-connection) are not counted. On a shared machine, CPU per call is the figure to compare; wall
-time depends on the load.
+``--calls`` (default 300) ``LiteLLMClient.complete`` calls of ``reference-http/golden``
+(LiteLLM's OpenAI translation on the direct path, ``pipeline.models.direct``;
+``--litellm-completion``: through ``litellm.completion``) from ``--threads`` threads (default 1:
+one after the other; a Ray worker runs many trial threads) against the reference HTTP server,
+run in its own process on 127.0.0.1 so that its CPU is not counted. Reported: user+sys CPU of
+this process per call (every thread, LiteLLM's logging threads included, drained before
+reading), wall time per call, and how many logging threads LiteLLM had started. The first
+``--warmup`` calls (LiteLLM's import, the first connection) are not counted. On a shared
+machine, CPU per call is the figure to compare; wall time depends on the load.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _call(api_base: str) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
+def _call(api_base: str, direct: bool) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
     """The client, the first turn's messages and the domain's tools of one scenario."""
     from pipeline.catalog import load_domain, load_suite
     from pipeline.models.client import LiteLLMClient
@@ -51,7 +52,7 @@ def _call(api_base: str) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]
 
     scenario = load_suite(SUITE).scenarios[0].scenario
     domain = load_domain(scenario.domain)
-    client = LiteLLMClient(ModelConfig("reference-http/golden"))
+    client = LiteLLMClient(ModelConfig("reference-http/golden"), direct=direct)
     params = provider_for(client.model.name).trial_params(client.route, scenario, domain)
     client.call_params = {**params, "api_base": api_base}
     messages = [{"role": "system", "content": "You book meeting rooms."},
@@ -66,13 +67,13 @@ def _drain_logging() -> None:
     executor.shutdown(wait=True)
 
 
-def measure(calls: int, warmup: int, threads: int) -> dict[str, Any]:
+def measure(calls: int, warmup: int, threads: int, direct: bool = True) -> dict[str, Any]:
     server = subprocess.Popen([sys.executable, "-c", SERVER_CODE], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     try:
         assert server.stdout is not None
         api_base = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
-        client, messages, tools = _call(api_base)
+        client, messages, tools = _call(api_base, direct)
         for _ in range(warmup):
             client.complete(messages, tools)
         cpu, wall = cpu_s(), time.perf_counter()
@@ -87,7 +88,8 @@ def measure(calls: int, warmup: int, threads: int) -> dict[str, Any]:
         server.terminate()
         server.wait(timeout=10)
     assert all(r.tool_calls and r.input_tokens for r in replies), "a call was not answered"
-    return {"calls": calls, "threads": threads, "litellm_logging_threads": logging_threads,
+    return {"calls": calls, "threads": threads, "direct": client._direct is not None,
+            "litellm_logging_threads": logging_threads,
             "cpu_ms_per_call": 1000 * cpu / calls, "wall_ms_per_call": 1000 * wall / calls,
             "cost_usd": sorted({r.cost_usd for r in replies}, key=str)}
 
@@ -97,13 +99,16 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--litellm-completion", action="store_true",
+                        help="every call through litellm.completion, not the direct path")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    result = measure(args.calls, args.warmup, args.threads)
+    result = measure(args.calls, args.warmup, args.threads, not args.litellm_completion)
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{result['calls']} calls of reference-http/golden through LiteLLM from "
+    way = "the direct path" if result["direct"] else "litellm.completion"
+    print(f"{result['calls']} calls of reference-http/golden through {way} from "
           f"{result['threads']} thread(s): "
           f"{result['cpu_ms_per_call']:.2f} ms CPU (user+sys) per call, "
           f"{result['wall_ms_per_call']:.2f} ms wall per call; "
