@@ -35,6 +35,10 @@ ROUTE_OPTIONS = frozenset({"api_key", "api_base", "timeout", "extra_headers", *N
 """Call options the direct path reads itself, besides the provider's generation params (the
 nominal price only feeds LiteLLM's own cost estimate, which the direct path never makes)."""
 
+KEPT_FOR_LITELLM = frozenset({"stream", "stream_options", "max_retries"})
+"""Params a provider supports that change how LiteLLM's own path sends the call (a stream, the
+SDK's retries): calls with one of them go through ``litellm.completion``."""
+
 PER_CALL_PARAMS = ("tools", "response_format")
 """Params that change from call to call: mapped by the provider config at each call."""
 
@@ -144,23 +148,25 @@ class DirectRoute:
         return optional
 
 
-_handlers: dict[str, Any] = {}
+_handlers: tuple[Any, Any] | None = None
 _handlers_lock = threading.Lock()
 
 
 def _http() -> tuple[Any, Any]:
     """LiteLLM's HTTP handler over our per-thread pool, and its base LLM handler (for its error
     reading); one of each per process."""
+    global _handlers
+    if _handlers is not None:
+        return _handlers
     with _handlers_lock:
-        if not _handlers:
+        if _handlers is None:
             from litellm.llms.custom_httpx.http_handler import HTTPHandler
             from litellm.llms.custom_httpx.llm_http_handler import BaseLLMHTTPHandler
 
             from pipeline.models.http_pools import pooled_client
 
-            _handlers["http"] = HTTPHandler(client=pooled_client())
-            _handlers["base"] = BaseLLMHTTPHandler()
-    return _handlers["http"], _handlers["base"]
+            _handlers = (HTTPHandler(client=pooled_client()), BaseLLMHTTPHandler())
+    return _handlers
 
 
 def _post(config: Any, url: str, headers: Mapping[str, Any], body: str | bytes,
@@ -210,7 +216,8 @@ def direct_route(litellm: Any, litellm_model: str, options: Mapping[str, Any],
                                                    stream=False):
         return None
     generation = {k: v for k, v in options.items() if k not in ROUTE_OPTIONS and v is not None}
-    supported = set(config.get_supported_openai_params(model)) - set(PER_CALL_PARAMS)
+    supported = set(config.get_supported_openai_params(model)) - set(PER_CALL_PARAMS) - (
+        KEPT_FOR_LITELLM)
     if not set(generation) <= supported:
         return None
     return _resolved(litellm, config, provider, model, str(api_key), api_base, options,

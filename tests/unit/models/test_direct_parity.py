@@ -14,9 +14,9 @@ import pytest
 
 from pipeline.errors import AgentError, ConfigError, InfraError
 from pipeline.models.call_params import call_params_of
-from pipeline.models.client import LiteLLMClient, ModelReply
+from pipeline.models.client import LiteLLMClient, ModelReply, litellm_module
 from pipeline.models.config import ModelConfig
-from pipeline.models.direct import DIRECT_PROVIDERS
+from pipeline.models.direct import DIRECT_PROVIDERS, direct_route, usable
 from pipeline.models.faults import FaultProfile
 from pipeline.reference.reference import SCRIPT_KEY, WIRE_OF_PROVIDER
 from pipeline.reference.server import FAULTS_HEADER, ServerHandle, start_server
@@ -185,3 +185,37 @@ def test_a_response_format_is_sent_the_same_way(server: ServerHandle) -> None:
         sent.append(json.dumps(server.received[-1], sort_keys=True))
     assert sent[0] == sent[1]
     direct_where_covered(server, new)
+
+
+# --- what the direct path leaves to litellm.completion ----------------------------------------
+
+BASE = "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(("model", "options"), [
+    ("openai/golden", {"api_base": BASE}),  # no key: LiteLLM looks for one
+    ("openai/golden", {"api_key": "k"}),  # no api_base: LiteLLM's default endpoint
+    ("anthropic/golden", {"api_base": BASE, "api_key": "k"}),  # a wire without a direct path
+    ("openai/golden", {"api_base": BASE, "api_key": "k", "stream": True}),
+    ("openai/golden", {"api_base": BASE, "api_key": "k", "max_retries": 2}),  # SDK retries
+    ("openai/golden", {"api_base": BASE, "api_key": "k", "top_k": 3}),  # not an OpenAI param
+    ("openai/golden", {"api_base": BASE, "api_key": "k", "callbacks": ["x"]}),
+])
+def test_calls_it_does_not_cover_go_through_litellm(model: str, options: dict[str, Any]) -> None:
+    litellm = litellm_module()
+    assert direct_route(litellm, model, options, {}) is None
+    assert direct_route(litellm, "openai/golden", {"api_base": BASE, "api_key": "k"}, {})
+
+
+@pytest.mark.parametrize(("setting", "value"), [
+    ("success_callback", [lambda *args: None]),
+    ("api_base", "http://127.0.0.1:9/v1"),
+    ("headers", {"x-team": "a"}),
+    ("client_session", "a user's own client"),
+])
+def test_a_litellm_setting_made_later_sends_calls_through_litellm(
+        monkeypatch: pytest.MonkeyPatch, setting: str, value: Any) -> None:
+    litellm = litellm_module()
+    assert usable(litellm)
+    monkeypatch.setattr(litellm, setting, value)
+    assert not usable(litellm)
