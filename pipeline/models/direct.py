@@ -143,8 +143,12 @@ class DirectRoute:
             optional = self.config.map_openai_params(
                 non_default_params=per_call, optional_params=optional, model=self.model,
                 drop_params=bool(self.litellm.drop_params))
-        if kwargs.get("extra_body") is not None:
-            optional["extra_body"] = kwargs["extra_body"]
+        if kwargs.get("extra_body"):  # placed and filtered as LiteLLM's get_optional_params does
+            from litellm.utils import add_provider_specific_params_to_optional_params
+
+            optional = add_provider_specific_params_to_optional_params(
+                optional_params=optional, passed_params={"extra_body": kwargs["extra_body"]},
+                custom_llm_provider=self.provider, openai_params=[])
         return optional
 
 
