@@ -4,23 +4,27 @@
 the response and looks up the model's info on every call. A trial's calls share all of that
 but the messages, the tools and the call tag. A ``DirectRoute`` resolves it once per client:
 the provider's chat config (LiteLLM's own translation: ``transform_request``,
-``transform_response``, ``get_error_class``), the URL, the headers and the mapped params.
-Each call then runs the steps of LiteLLM's ``BaseLLMHTTPHandler.completion`` in its order
-(validate the environment, transform the request, merge ``extra_body``, sign, POST, transform
-the response) over the per-thread connection pool of ``pipeline.models.http_pools``, with a
-logging object that records nothing.
+``transform_response``, its error class), the URL, the headers and the mapped params. Each
+call then runs the steps of the LiteLLM handler that ``litellm.completion`` would reach, in its
+order, over the per-thread connection pool of ``pipeline.models.http_pools``, with a logging
+object that records nothing: ``BaseLLMHTTPHandler.completion`` for the OpenAI wire (validate
+the environment, transform the request, merge ``extra_body``, sign, POST, transform the
+response), ``AnthropicChatCompletion.completion`` for Anthropic's (its beta-header filtering
+included).
 
 Errors are raised as LiteLLM raises them: an HTTP status or a network error becomes the
-provider's error class (``BaseLLMHTTPHandler._handle_error``), then LiteLLM's exception type
+provider's error as that handler builds it, then LiteLLM's exception type
 (``litellm.exception_type``, as ``litellm.completion`` does), so ``client.classify`` reads
 them unchanged. ``direct_route`` returns None for whatever it does not cover (a configured
-LiteLLM callback or global, an option it does not know, a wire format other than
-``DIRECT_PROVIDERS``); such calls go through ``litellm.completion``.
+LiteLLM callback or global, an option it does not read, a stream, no key or no ``api_base``,
+a provider other than ``DIRECT_PROVIDERS``); such calls go through ``litellm.completion``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +32,7 @@ from typing import Any
 
 from pipeline.models.litellm_overhead import NOMINAL_PRICE, logging_configured
 
-DIRECT_PROVIDERS = frozenset({"openai"})
+DIRECT_PROVIDERS = frozenset({"openai", "anthropic"})
 """LiteLLM providers whose chat calls may go the direct way."""
 
 ROUTE_OPTIONS = frozenset({"api_key", "api_base", "timeout", "extra_headers", *NOMINAL_PRICE})
@@ -106,14 +110,21 @@ class DirectRoute:
             assistant_continue_message=None)
         optional = self._optional_params(kwargs, validate_and_fix_openai_tools(
             tools=kwargs.get("tools")))
+        litellm_params = dict(self.litellm_params)
+        if self.provider == "anthropic":
+            return self._anthropic(fixed, optional, litellm_params, kwargs["timeout"])
+        return self._base_handler(fixed, optional, litellm_params, kwargs["timeout"])
+
+    def _base_handler(self, messages: list[Any], optional: dict[str, Any],
+                      litellm_params: dict[str, Any], timeout: Any) -> Any:
+        """The steps of LiteLLM's ``BaseLLMHTTPHandler.completion`` (its OpenAI path too)."""
         json_mode = optional.pop("json_mode", False)
         extra_body = optional.pop("extra_body", None)
-        litellm_params = dict(self.litellm_params)
-        logging = _NoLogging(optional, litellm_params)
         headers = self.config.validate_environment(
-            api_key=self.api_key, headers=dict(self.headers), model=self.model, messages=fixed,
-            optional_params=optional, api_base=self.api_base, litellm_params=litellm_params)
-        data = self.config.transform_request(model=self.model, messages=fixed,
+            api_key=self.api_key, headers=dict(self.headers), model=self.model,
+            messages=messages, optional_params=optional, api_base=self.api_base,
+            litellm_params=litellm_params)
+        data = self.config.transform_request(model=self.model, messages=messages,
                                              optional_params=optional,
                                              litellm_params=litellm_params, headers=headers)
         if extra_body is not None:
@@ -124,12 +135,43 @@ class DirectRoute:
             headers=headers, optional_params=optional, request_data=data, api_base=self.url,
             api_key=self.api_key, stream=False, fake_stream=False, model=self.model)
         response = _post(self.config, self.url, headers,
-                         signed if signed is not None else json.dumps(data), kwargs["timeout"])
+                         signed if signed is not None else json.dumps(data), timeout)
+        return self._response(response, data, messages, optional, litellm_params, json_mode)
+
+    def _anthropic(self, messages: list[Any], optional: dict[str, Any],
+                   litellm_params: dict[str, Any], timeout: Any) -> Any:
+        """The steps of LiteLLM's ``AnthropicChatCompletion.completion`` (its own handler)."""
+        from litellm.anthropic_beta_gated_fields import strip_beta_gated_request_body
+        from litellm.anthropic_beta_headers_manager import update_request_with_filtered_beta
+
+        optional, messages = copy.deepcopy(optional), copy.deepcopy(messages)
+        optional.pop("stream", None)
+        json_mode = optional.pop("json_mode", False)
+        vertex = {"is_vertex_request": optional.pop("is_vertex_request", False)}
+        optional.pop("vertex_count_tokens_location", None)
+        headers = self.config.validate_environment(
+            api_key=self.api_key, headers=dict(self.headers), model=self.model,
+            messages=messages, optional_params={**optional, **vertex},
+            litellm_params=litellm_params, api_base=self.url)
+        request = self.config.transform_request(
+            model=self.model, messages=messages, optional_params={**optional, **vertex},
+            litellm_params=litellm_params, headers=headers)
+        headers, request = update_request_with_filtered_beta(
+            headers=headers, request_data=request, provider=self.provider, api_base=self.url)
+        data = dict(strip_beta_gated_request_body(
+            request, headers, drop_params=litellm_params.get("drop_params"), model=self.model,
+            provider=self.provider))
+        response = _post_anthropic(self.config, self.url, headers, json.dumps(data), timeout)
+        return self._response(response, data, messages, optional, litellm_params, json_mode)
+
+    def _response(self, response: Any, data: Mapping[str, Any], messages: list[Any],
+                  optional: dict[str, Any], litellm_params: dict[str, Any],
+                  json_mode: Any) -> Any:
         return self.config.transform_response(
             model=self.model, raw_response=response, model_response=self.litellm.ModelResponse(),
-            logging_obj=logging, api_key=self.api_key, request_data=data, messages=fixed,
-            optional_params=optional, litellm_params=litellm_params, encoding=None,
-            json_mode=json_mode)
+            logging_obj=_NoLogging(optional, litellm_params), api_key=self.api_key,
+            request_data=data, messages=messages, optional_params=optional,
+            litellm_params=litellm_params, encoding=None, json_mode=json_mode)
 
     def _optional_params(self, kwargs: Mapping[str, Any], tools: list[dict[str, Any]] | None
                          ) -> dict[str, Any]:
@@ -191,6 +233,27 @@ def _post(config: Any, url: str, headers: Mapping[str, Any], body: str | bytes,
         raise
 
 
+def _post_anthropic(config: Any, url: str, headers: Mapping[str, Any], body: str,
+                    timeout: Any) -> Any:
+    """POST as LiteLLM's Anthropic handler does: any failure raised as ``AnthropicError`` with
+    the status, text and headers it carries (a timeout: ``litellm.Timeout``'s 408)."""
+    from litellm.llms.anthropic.common_utils import AnthropicError
+
+    http, _ = _http()
+    try:
+        return http.post(url, headers=dict(headers), data=body, timeout=timeout)
+    except Exception as exc:  # read as LiteLLM's Anthropic handler reads it
+        response = getattr(exc, "response", None)
+        headers_of = getattr(exc, "headers", None)
+        if headers_of is None and response:
+            headers_of = getattr(response, "headers", None)
+        text = getattr(exc, "text", str(exc))
+        if response and hasattr(response, "text"):
+            text = getattr(response, "text", text)
+        raise AnthropicError(message=text, status_code=getattr(exc, "status_code", 500),
+                             headers=headers_of) from exc
+
+
 def sdk_error_body(response: Any) -> Any:
     """A failed response's body as the OpenAI SDK keeps it on its error (``error`` of the JSON
     body, else the whole body; None if not JSON): LiteLLM takes the recorded message from it,
@@ -212,7 +275,8 @@ def direct_route(litellm: Any, litellm_model: str, options: Mapping[str, Any],
     model, provider, dynamic_key, api_base = litellm.get_llm_provider(
         model=litellm_model, api_base=options.get("api_base"), api_key=options.get("api_key"))
     api_key = options.get("api_key") or dynamic_key
-    if provider not in DIRECT_PROVIDERS or not api_key or not api_base:
+    if provider not in DIRECT_PROVIDERS or not api_key or not api_base or (
+            provider == "anthropic" and os.environ.get("LITELLM_ANTHROPIC_DISABLE_URL_SUFFIX")):
         return None
     config = litellm.ProviderConfigManager.get_provider_chat_config(
         model=model, provider=litellm.LlmProviders(provider))
@@ -224,12 +288,12 @@ def direct_route(litellm: Any, litellm_model: str, options: Mapping[str, Any],
         KEPT_FOR_LITELLM)
     if not set(generation) <= supported:
         return None
-    return _resolved(litellm, config, provider, model, str(api_key), api_base, options,
+    return _resolved(litellm, config, provider, model, str(api_key), str(api_base), options,
                      generation)
 
 
 def _resolved(litellm: Any, config: Any, provider: str, model: str, api_key: str,
-              api_base: str | None, options: Mapping[str, Any],
+              api_base: str, options: Mapping[str, Any],
               generation: dict[str, Any]) -> DirectRoute:
     from litellm.litellm_core_utils.get_litellm_params import get_litellm_params
 
@@ -237,12 +301,22 @@ def _resolved(litellm: Any, config: Any, provider: str, model: str, api_key: str
                                         custom_llm_provider=provider)
     params = config.map_openai_params(non_default_params=generation, optional_params={},
                                       model=model, drop_params=bool(litellm.drop_params))
-    url = config.get_complete_url(api_base=api_base, api_key=api_key, model=model,
-                                  optional_params=dict(params), litellm_params=litellm_params,
-                                  stream=False)
+    url = _url(config, provider, model, api_key, api_base, params, litellm_params)
     headers = dict(options.get("extra_headers") or {})
     return DirectRoute(litellm, config, provider, model, api_key, api_base, url, headers,
                        params, litellm_params)
+
+
+def _url(config: Any, provider: str, model: str, api_key: str, api_base: str,
+         params: Mapping[str, Any], litellm_params: Mapping[str, Any]) -> str:
+    """Where the calls go, as LiteLLM's dispatch for the provider says."""
+    if provider == "anthropic":  # litellm.main's _complete_anthropic
+        from litellm.litellm_core_utils.url_utils import ensure_api_route
+
+        return str(ensure_api_route(api_base, "v1/messages"))
+    return str(config.get_complete_url(api_base=api_base, api_key=api_key, model=model,
+                                       optional_params=dict(params),
+                                       litellm_params=dict(litellm_params), stream=False))
 
 
 def usable(litellm: Any) -> bool:
