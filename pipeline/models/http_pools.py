@@ -1,4 +1,5 @@
-"""One HTTP connection pool per trial thread for LiteLLM's OpenAI-compatible calls.
+"""One HTTP connection pool per trial thread for LiteLLM's OpenAI-compatible calls and the
+direct path's calls (``pipeline.models.direct``, every wire format it covers).
 
 A worker runs each trial in a thread of its own, hundreds at once when a sweep is
 latency-bound. LiteLLM hands every OpenAI-compatible call of a configuration the same cached
