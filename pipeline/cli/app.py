@@ -63,9 +63,32 @@ def main() -> None:
     except SystemExit as exc:  # the command has said how it ended: leave within seconds
         exit_within(exit_code_of(exc))
         raise
-    except Exception:  # a bug: the interpreter prints the traceback and exits 1
-        exit_within(1)
+    except Exception:
+        unusable = _unusable_bucket()
+        if unusable is not None:  # a command met a bucket it cannot use: said in one line
+            terminal.err_console.print(f"error: {unusable}", markup=False, highlight=False,
+                                       soft_wrap=True)
+            exit_within(ExitCode.BAD_INPUT)
+            raise SystemExit(ExitCode.BAD_INPUT) from None
+        exit_within(1)  # a bug: the interpreter prints the traceback and exits 1
         raise
+
+
+def _unusable_bucket() -> str | None:
+    """Why the warehouse's bucket cannot be used (missing, refused, no answer), when the
+    warehouse is one; None otherwise (a folder, or a bucket that answers)."""
+    from warehouse.location import S3Location
+    from warehouse.reach import WarehouseUnreachable, check_reach
+
+    try:
+        root = hygiene.warehouse_root()
+        if isinstance(root, S3Location):
+            check_reach(root)
+    except WarehouseUnreachable as exc:
+        return str(exc)
+    except Exception:  # the check itself failed: leave the original error as it was
+        return None
+    return None
 
 if __name__ == "__main__":
     main()

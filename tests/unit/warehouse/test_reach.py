@@ -59,3 +59,22 @@ def test_no_credentials_is_one_line_and_exit_2(aws: pytest.MonkeyPatch, tmp_path
     aws.setenv("AGENTSWEEP_WAREHOUSE", "s3://some-bucket/warehouse")
     assert os.environ["AWS_EC2_METADATA_DISABLED"] == "true"  # no metadata service asked
     _one_line_exit_2(tmp_path, "no S3 credentials found")
+
+
+@pytest.mark.parametrize("command", [("sql", "select count(*) from trials"), ("runs",)])
+def test_a_command_that_reads_a_missing_bucket_says_so_in_one_line(
+        aws: pytest.MonkeyPatch, tmp_path: Path, s3_endpoint: str,
+        command: tuple[str, ...]) -> None:
+    """Not only a run: any command that reads the warehouse (in a process of its own, as a
+    user runs it) turns a bucket it cannot use into one line, exit 2."""
+    import subprocess
+    import sys
+
+    aws.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+    aws.setenv("AGENTSWEEP_WAREHOUSE", "s3://no-such-bucket-here/warehouse")
+    done = subprocess.run([str(Path(sys.executable).parent / "agentsweep"), *command],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "the bucket 'no-such-bucket-here' does not exist" in line
+    assert "Traceback" not in done.stdout + done.stderr
