@@ -97,11 +97,28 @@ def test_past_the_bound_one_line_names_the_endpoint_and_no_secret(
     assert 1 <= time.monotonic() - started < 15
     assert "\n" not in line and forwarded.endpoint in line and "writing trials/" in line
     assert DUMMY_ENV["AWS_SECRET_ACCESS_KEY"] not in line and "did not answer for 1 s" in line
-    started = time.monotonic()
-    with pytest.raises(ObjectStoreUnavailable):  # the bound was spent: no second wait
+    tries = _counted_puts(monkeypatch)
+    with pytest.raises(ObjectStoreUnavailable):  # the bound was spent: one try, no waiting
         put_object(s3_warehouse, "k.json", b"x")
-    assert time.monotonic() - started < 1
+    assert tries == [1]
     forwarded.start()
     put_object(s3_warehouse, "k.json", b"x")  # back: one try, and waiting is on again
     assert client().get_object(Bucket=s3_warehouse.bucket,
                                Key=s3_warehouse.key("k.json"))["Body"].read() == b"x"
+
+
+def _counted_puts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many requests each ``put_object`` sends from now on (one entry per call)."""
+    import warehouse.objectstore as objectstore
+
+    sent: list[int] = []
+    real = objectstore._put_once
+
+    def counted(*args: object, **kwargs: object) -> str:
+        if not sent:
+            sent.append(0)
+        sent[-1] += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objectstore, "_put_once", counted)
+    return sent
