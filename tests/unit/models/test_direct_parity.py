@@ -22,6 +22,8 @@ from pipeline.reference.reference import SCRIPT_KEY, WIRE_OF_PROVIDER
 from pipeline.reference.server import FAULTS_HEADER, ServerHandle, start_server
 from pipeline.reference.wire import WIRE_NAMES
 
+pytestmark = pytest.mark.slow  # LiteLLM's import and a server per wire format: ~13 s
+
 KEY_ENV = "AGENTSWEEP_TEST_REFERENCE_KEY"
 SCRIPT = {"turns": [{"actions": [
     {"call": {"name": "search_rooms", "arguments": {"capacity": 6, "features": ["экран"]}}},
