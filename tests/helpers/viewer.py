@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from helpers.browser import Served
+from helpers.loopback_proxy import LoopbackProxy
 
 from reports.view import ViewOptions, address_of, bind
 from reports.view.serve import server_config
@@ -22,20 +21,16 @@ from reports.view.serve import server_config
 class Viewer:
     def __init__(self, origin: str) -> None:
         self.origin = origin
-        self.refused: list[str] = []
+        self._proxy = LoopbackProxy(origin)
+
+    @property
+    def refused(self) -> list[str]:
         """URLs the page asked for beyond the viewer (each one failed)."""
+        return self._proxy.refused
 
     def serve(self, url: str) -> Served | None:
-        if not url.startswith(self.origin):
-            self.refused.append(url)
-            return None
-        # A request to the viewer on loopback; no proxy (none is configured for tests anyway).
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        try:
-            with opener.open(url, timeout=30) as answer:
-                return answer.status, dict(answer.headers.items()), answer.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, dict(exc.headers.items()), exc.read()
+        """A GET of the page, sent to the viewer on loopback (no proxy)."""
+        return self._proxy.forward("GET", url, {}, None)
 
 
 @contextmanager
