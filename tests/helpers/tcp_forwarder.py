@@ -40,10 +40,11 @@ class TcpForwarder:
             with suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)
             listener.close()
-        for conn in conns:
-            with suppress(OSError):
+        for conn in conns:  # shut down first: close() alone wakes no thread blocked in recv,
+            with suppress(OSError):  # and the client would wait out its read timeout (60 s)
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
-                conn.close()
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
 
     def _accept(self, listener: socket.socket) -> None:
         while True:
