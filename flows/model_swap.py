@@ -55,8 +55,9 @@ from pipeline.runtime.flow_runs import (  # noqa: E402
     verdict_state,
 )
 from pipeline.sweep.config import SweepConfig  # noqa: E402
+from pipeline.sweep.handoff import Handed  # noqa: E402
 from pipeline.sweep.preflight import BadInput  # noqa: E402
-from pipeline.sweep.prepare import prepared_for  # noqa: E402
+from pipeline.sweep.prepare import PreparedSweep, prepare, prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome  # noqa: E402
 from reports import Decision  # noqa: E402
@@ -125,16 +126,18 @@ def decide_task(config: SweepConfig, baseline: str, candidate: str, gate_config:
 
 @flow(name="agentsweep-model-swap", log_prints=False, validate_parameters=False)
 def model_swap(spec_path: str, gate_config: str | None = None, review: str | None = None,
-               run_id: str | None = None, resume: bool = False) -> Any:
+               run_id: str | None = None, resume: bool = False,
+               prepared: tuple[Handed[PreparedSweep], ...] = ()) -> Any:
     """Model A and model B on one paired grid, then the decision. The flow run's final state is
     the verdict (Completed; Failed with the verdict and its reasons; Cancelled when
-    interrupted); its last printed line is the verdict."""
+    interrupted); its last printed line is the verdict. The program hands both sweeps'
+    preparations (``prepared``); a deployment's run prepares here."""
     configs = swap_configs(spec_path, run_id, resume)
     study = configs[0].run_id.removesuffix("-a")
     name_this_flow_run(f"model swap {study}",
                        sorted({*tags_of(configs[0], "model-swap"),
                                *tags_of(configs[1], "model-swap")}))
-    prepared_a, prepared_b = (prepared_for(c) for c in configs)
+    prepared_a, prepared_b = (prepared_for(c, prepared) for c in configs)
     config_a, config_b = prepared_a.config, prepared_b.config
     try:
         sweep_a = run_sweep(prepared_a, "model-swap")
@@ -173,7 +176,7 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
 
     try:
         configs = swap_configs(spec, run_id, resume)
-        prepared = [prepared_for(config, say=print) for config in configs]
+        prepared = [prepare(config, say=print) for config in configs]
         check_decision_files(gate, review)
     except (BadInput, CatalogError, SwapSpecError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -184,7 +187,9 @@ def run_once(spec: str, gate: str | None, review: str | None, run_id: str | None
     quiet_flow_logs()
     try:
         state = model_swap.with_options(flow_run_name=f"model swap {name}")(
-            spec, gate, review, name, resume, return_state=True)
+            spec, gate, review, name, resume,
+            tuple(Handed.of(c, p) for c, p in zip(configs, prepared, strict=True)),
+            return_state=True)
         outcome = cast(SwapOutcome, outcome_of(cast("State[Any]", state)))
     except KeyboardInterrupt:
         print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; continue "

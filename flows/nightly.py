@@ -62,8 +62,9 @@ from pipeline.runtime.flow_runs import (  # noqa: E402
     verdict_state,
 )
 from pipeline.sweep.config import SweepConfig  # noqa: E402
+from pipeline.sweep.handoff import Handed  # noqa: E402
 from pipeline.sweep.preflight import BadInput  # noqa: E402
-from pipeline.sweep.prepare import prepared_for  # noqa: E402
+from pipeline.sweep.prepare import PreparedSweep, prepare, prepared_for  # noqa: E402
 from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome  # noqa: E402
 from pipeline.sweep.totals import run_totals  # noqa: E402
@@ -153,17 +154,19 @@ def html_task(config: SweepConfig) -> Path:
 
 @flow(name="agentsweep-nightly", log_prints=False, validate_parameters=False)
 def nightly(spec_path: str, baseline_run_id: str | None = None, run_id: str | None = None,
-            gate_config: str | None = None, review: str | None = None) -> Any:
+            gate_config: str | None = None, review: str | None = None,
+            prepared: Handed[PreparedSweep] | None = None) -> Any:
     """Sweep the spec; with a baseline run id (or ``previous``), write the comparison and
     decide as ``agentsweep gate`` decides (the default gate unless ``gate_config``). The flow
     run's final state is the verdict: Completed, Failed (blocked, incomplete) with the verdict
-    line and reasons, Cancelled (interrupted); its last printed line is the verdict."""
+    line and reasons, Cancelled (interrupted); its last printed line is the verdict. The
+    program hands its preparation (``prepared``); a deployment's run prepares here."""
     config = nightly_config(spec_path, run_id)
     name_this_flow_run(f"nightly {config.run_id}", tags_of(config, "nightly"))
-    prepared = prepared_for(config)
-    config = prepared.config
+    sweep = prepared_for(config, () if prepared is None else (prepared,))
+    config = sweep.config
     try:
-        outcome = run_sweep(prepared, "nightly")
+        outcome = run_sweep(sweep, "nightly")
     except KeyboardInterrupt:
         return interrupted_state(f"nightly {config.run_id}: what finished is saved; continue "
                                  f"with agentsweep run --run-id {config.run_id} --resume")
@@ -207,7 +210,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None,
 
     try:
         config = nightly_config(spec, run_id)
-        prepared = prepared_for(config, say=print)
+        prepared = prepare(config, say=print)
         check_decision_files(gate, review)
     except (BadInput, CatalogError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -216,7 +219,8 @@ def run_once(spec: str, baseline: str | None, run_id: str | None,
     quiet_flow_logs()
     try:
         state = nightly.with_options(flow_run_name=f"nightly {config.run_id}")(
-            spec, baseline, config.run_id, gate, review, return_state=True)
+            spec, baseline, config.run_id, gate, review, Handed.of(config, prepared),
+            return_state=True)
         result = cast(NightlyOutcome, outcome_of(cast("State[Any]", state)))
     except KeyboardInterrupt:
         print(f"interrupted (exit {ExitCode.INTERRUPTED}): what finished is saved; continue "

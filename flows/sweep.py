@@ -28,8 +28,9 @@ from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.flow_runs import interrupted_state, outcome_of
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.handoff import Handed
 from pipeline.sweep.preflight import refuse_existing
-from pipeline.sweep.prepare import PreparedSweep, planned
+from pipeline.sweep.prepare import PreparedSweep
 from pipeline.sweep.spend_cap import SpendCapReached
 from pipeline.sweep.stages import (
     Stop,
@@ -37,6 +38,7 @@ from pipeline.sweep.stages import (
     SweepPlan,
     execute_plan,
     new_invocation_id,
+    plan,
     record_run,
     services_ahead,
     summarize,
@@ -71,13 +73,16 @@ def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
             if run_api is not None:  # started early (pipeline.runtime.prefect_api)
                 run_api.ready()
             state = sweep_flow.with_options(flow_run_name=config.run_id)(
-                config, return_state=True)
+                config, Handed.of(config, prepared.plan), return_state=True)
             return cast(SweepOutcome, outcome_of(state))
 
 
 @task(name="plan", cache_policy=NO_CACHE)
-def plan_task(config: SweepConfig) -> SweepPlan:
-    return planned(config)
+def plan_task(config: SweepConfig, handed: Handed[SweepPlan] | None) -> SweepPlan:
+    """The plan ``prepare`` computed for this config and handed to the flow run, else a new
+    one (a flow run started with a config alone)."""
+    found = handed.for_config(config) if handed is not None else None
+    return found if found is not None else plan(config)
 
 
 @task(name="execute", cache_policy=NO_CACHE)
@@ -148,20 +153,22 @@ def summarize_task(config: SweepConfig, run_id: str) -> tuple[list[str], list[tu
 
 
 @flow(name="agentsweep-sweep", log_prints=False, validate_parameters=False)
-def sweep_flow(config: SweepConfig) -> SweepOutcome | State[Any]:
-    """The sweep; Ctrl-C or SIGTERM ends the flow run Cancelled (``run_sweep`` then raises
-    KeyboardInterrupt in its caller, which says how to resume)."""
+def sweep_flow(config: SweepConfig, handed: Handed[SweepPlan] | None = None
+               ) -> SweepOutcome | State[Any]:
+    """The sweep of ``config``, on the plan ``handed`` for it (Prefect stores its run id, not
+    the plan) else a new one; Ctrl-C or SIGTERM ends the flow run Cancelled (``run_sweep`` then
+    raises KeyboardInterrupt in its caller, which says how to resume)."""
     try:
-        return _sweep(config)
+        return _sweep(config, handed)
     except KeyboardInterrupt:
         return interrupted_state(f"run {config.run_id}: what finished is saved; continue with "
                                  f"agentsweep run --run-id {config.run_id} --resume")
 
 
-def _sweep(config: SweepConfig) -> SweepOutcome:
+def _sweep(config: SweepConfig, handed: Handed[SweepPlan] | None) -> SweepOutcome:
     mark("planning")
     started_at = datetime.now(UTC)
-    sweep_plan = plan_task(config)
+    sweep_plan = plan_task(config, handed)
     # quote(): Prefect would otherwise walk every TrialSpec of the plan looking for futures
     # (about 14 s for a 100k-trial plan); the task gets the plan itself.
     quoted = cast(SweepPlan, quote(sweep_plan))  # the task receives the unwrapped plan

@@ -6,18 +6,20 @@ run id, free space, an existing run, the Ray address, suites, models and their k
 memory modes, the user model; ``BadInput``, exit 2, nothing written), decides the default memory
 modes, attaches to the warm stack of ``agentsweep up`` when one runs (its Prefect API and Ray),
 fetches and verifies local model weights on a local Ray, and conceals credentials in the config
-(Prefect stores flow parameters). The plan is computed once here and handed to the flow
-(``planned``), which takes the run lock before it executes.
+(Prefect stores flow parameters). The plan is computed once here; a flow program hands its
+preparation to its flow run (``prepared_for``, ``sweep.handoff``), which takes the run lock
+before it executes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.runtime import hygiene
 from pipeline.sweep.config import SweepConfig, conceal_config
+from pipeline.sweep.handoff import Handed
 from pipeline.sweep.preflight import BadInput, check, check_sweep_reach
 from pipeline.sweep.stages import SweepPlan, plan
 
@@ -26,15 +28,6 @@ if TYPE_CHECKING:
     from pipeline.runtime.stack import StackState
 
 Say = Callable[[str], None]
-
-_PLANNED: dict[str, tuple[SweepConfig, SweepPlan]] = {}
-"""Plans computed by ``prepare`` in this process, by run id with the (concealed) config they
-are for, for the flow to take once."""
-_PREPARED: dict[str, tuple[SweepConfig, PreparedSweep]] = {}
-"""Sweeps a flow program's ``main`` prepared before starting its flow, by run id with the
-config they were prepared from, for the flow to take once. A process that runs flows again (a
-deployment's worker, tests) never gets a sweep prepared for another config, an earlier home or
-warehouse, say."""
 
 
 @dataclass(frozen=True)
@@ -77,28 +70,19 @@ def prepare(config: SweepConfig, *, append: bool = False, say: Say = lambda _: N
         _prepare_local_models(routes, local_ray=not config.ray_address or attached is not None,
                               say=say)
         hygiene.prepare_prefect_home()
-    concealed = conceal_config(config)
-    _PLANNED[concealed.run_id] = (concealed, sweep_plan)
-    return PreparedSweep(concealed, tuple(routes), sweep_plan, attached, append)
+    return PreparedSweep(conceal_config(config), tuple(routes), sweep_plan, attached, append)
 
 
-def prepared_for(config: SweepConfig, say: Say = lambda _: None) -> PreparedSweep:
-    """The sweep of ``config`` prepared, once for a flow program and its flow: the program
-    prepares before its flow starts (a mistake is refused in seconds) and the flow, which a
-    deployment also runs without the program, takes that preparation here or prepares."""
-    found = _PREPARED.pop(config.run_id, None)
-    if found is not None and found[0] == config:
-        return found[1]  # the program's, taken by its flow
-    prepared = prepare(config, say=say)
-    _PREPARED[config.run_id] = (config, prepared)
-    return prepared
-
-
-def planned(config: SweepConfig) -> SweepPlan:
-    """The plan ``prepare`` computed for this run in this process, else a new one (a
-    deployment's flow run prepares in the flow)."""
-    found = _PLANNED.pop(config.run_id, None)
-    return found[1] if found is not None and found[0] == config else plan(config)
+def prepared_for(config: SweepConfig, handed: Iterable[Handed[PreparedSweep]] = (),
+                 say: Say = lambda _: None) -> PreparedSweep:
+    """The sweep of ``config`` as a flow program prepared it before its flow started (a mistake
+    is refused in seconds) and handed it to the flow run, else prepared now (a deployment's
+    flow run is handed nothing). A preparation is taken only for the config it was made from."""
+    for one in handed:
+        found = one.for_config(config)
+        if found is not None:
+            return found
+    return prepare(config, say=say)
 
 
 def _prepare_local_models(routes: list[ModelRoute], local_ray: bool, say: Say) -> None:

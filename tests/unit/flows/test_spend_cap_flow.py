@@ -19,17 +19,19 @@ from pipeline.models.config import ModelConfig
 from pipeline.reference.reference import SCRIPT_KEY, golden_script
 from pipeline.reference.server import start_server
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.handoff import Handed
 from pipeline.sweep.stages import SweepPlan, plan
 from warehouse.query import run_sql
 
 pytestmark = pytest.mark.slow  # a Prefect flow on a local Ray
 
 
-def _scripted(config: SweepConfig) -> SweepPlan:
+def _scripted(config: SweepConfig) -> Handed[SweepPlan]:
+    """The plan with the golden script in each request body, handed to the flow run."""
     base = plan(config)
-    return replace(base, pending=[
+    return Handed.of(config, replace(base, pending=[
         replace(s, extra={**s.extra, "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})
-        for s in base.pending])
+        for s in base.pending]))
 
 
 def _spent(root: Path) -> float:
@@ -43,14 +45,12 @@ def _spent(root: Path) -> float:
 
 
 def test_the_flow_stops_at_the_cap_with_exit_3_and_resumes_with_a_higher_one(
-        ray_local: Any, prefect_harness: None, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     import flows.sweep as sweep
     from pipeline.cli.run import Terminal, report
 
     suite = tmp_path / "small.jsonl"
     suite.write_text("\n".join(MEETING_SUITE.read_text("utf-8").splitlines()[:3]) + "\n")
-    monkeypatch.setattr(sweep, "planned", _scripted)  # the golden script in each request body
     root = tmp_path / "wh"
     with start_server(plays="golden") as server:
         def config(cap: float, resume: bool) -> SweepConfig:
@@ -60,7 +60,7 @@ def test_the_flow_stops_at_the_cap_with_exit_3_and_resumes_with_a_higher_one(
                                max_cost_usd=cap, resume=resume)
 
         capped = config(0.00004, resume=False)
-        outcome = sweep.sweep_flow(capped)
+        outcome = sweep.sweep_flow(capped, _scripted(capped))
         out, err = io.StringIO(), io.StringIO()
         ending = report(capped, outcome, Terminal(Console(file=out, width=200),
                                                   Console(file=err, width=200)))
@@ -79,28 +79,28 @@ def test_the_flow_stops_at_the_cap_with_exit_3_and_resumes_with_a_higher_one(
         assert run_sql(root, "select count(*) from runs_all where finished_at is not null"
                        ).rows == [(1,)]  # recorded as finished
 
-        resumed = sweep.sweep_flow(config(1.0, resume=True))
+        resumed_config = config(1.0, resume=True)
+        resumed = sweep.sweep_flow(resumed_config, _scripted(resumed_config))
     assert resumed.stopped is None and resumed.statuses == {"complete": 6 - done}
     assert run_sql(root, "select count(*), count(distinct trial_id), bool_and(passed) "
                          "from trials").rows == [(6, 6, True)]
 
 
 def test_sixteen_in_flight_spend_at_most_the_cap_and_one_trial(
-        ray_local: Any, prefect_harness: None, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        ray_local: Any, prefect_harness: None, tmp_path: Path) -> None:
     """No ``max_tokens``: the worst case is unknown, so the first attempt runs alone and the
     next ones reserve its cost; without reservations all 16 start at once and all are paid."""
     import flows.sweep as sweep
 
     suite = tmp_path / "small.jsonl"
     suite.write_text("\n".join(MEETING_SUITE.read_text("utf-8").splitlines()[:4]) + "\n")
-    monkeypatch.setattr(sweep, "planned", _scripted)
     root = tmp_path / "wh"
     with start_server(plays="golden") as server:
         model = ModelConfig("openai/gpt-4o-mini", api_base=server.api_base)
-        outcome = sweep.sweep_flow(SweepConfig(
-            suites=[suite], memory_modes=["chat"], repeats=4, run_id="wide", warehouse=root,
-            models=[model], max_in_flight=16, max_cost_usd=0.0016))
+        wide = SweepConfig(suites=[suite], memory_modes=["chat"], repeats=4, run_id="wide",
+                           warehouse=root, models=[model], max_in_flight=16,
+                           max_cost_usd=0.0016)
+        outcome = sweep.sweep_flow(wide, _scripted(wide))
     assert outcome.stopped is not None and not outcome.stopped.lost_work
     costs = _costs(root)
     assert 0 < len(costs) < 16
