@@ -62,6 +62,7 @@ from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome  # noqa: E402
 from reports import Decision  # noqa: E402
 from reports.decision import verdict_line  # noqa: E402
+from warehouse.writer import WarehouseError, validate_run_id  # noqa: E402
 
 
 class SwapSpecError(ValueError):
@@ -94,9 +95,13 @@ def split_models(config: SweepConfig, run_id: str) -> tuple[SweepConfig, SweepCo
     if len(config.models) != 2:
         raise SwapSpecError(f"a model swap spec names exactly two models (A, then B), got "
                             f"{len(config.models)}: {', '.join(config.model_names())}")
+    try:  # the study's runs are named here: their ids enter here
+        run_a, run_b = (validate_run_id(f"{run_id}-{side}") for side in "ab")
+    except WarehouseError as exc:
+        raise SwapSpecError(f"--run-id: {exc}") from None
     model_a, model_b = config.models
-    return (config.model_copy(update={"models": [model_a], "run_id": f"{run_id}-a"}),
-            config.model_copy(update={"models": [model_b], "run_id": f"{run_id}-b"}))
+    return (config.model_copy(update={"models": [model_a], "run_id": run_a}),
+            config.model_copy(update={"models": [model_b], "run_id": run_b}))
 
 
 def swap_configs(spec_path: str, run_id: str | None = None,

@@ -77,6 +77,7 @@ from reports import (  # noqa: E402
     write_comparison,
 )
 from reports.decision import verdict_line  # noqa: E402
+from warehouse.writer import WarehouseError, validate_run_id  # noqa: E402
 
 CRON = "0 2 * * *"
 DEPLOYMENT_NAME = "nightly"
@@ -116,6 +117,15 @@ def nightly_config(spec_path: str, run_id: str | None = None) -> SweepConfig:
     if "run_id" not in config.model_fields_set:
         config = config.model_copy(update={"run_id": nightly_run_id()})
     return config
+
+
+def check_baseline(baseline_run_id: str | None) -> None:
+    """A named baseline is a usable run id (checked before the sweep, not after it)."""
+    if baseline_run_id is not None and baseline_run_id != PREVIOUS:
+        try:
+            validate_run_id(baseline_run_id)
+        except WarehouseError as exc:
+            raise BadInput(f"--baseline: {exc}") from None
 
 
 def baseline_of(config: SweepConfig, baseline_run_id: str | None) -> str | None:
@@ -161,6 +171,7 @@ def nightly(spec_path: str, baseline_run_id: str | None = None, run_id: str | No
     run's final state is the verdict: Completed, Failed (blocked, incomplete) with the verdict
     line and reasons, Cancelled (interrupted); its last printed line is the verdict. The
     program hands its preparation (``prepared``); a deployment's run prepares here."""
+    check_baseline(baseline_run_id)
     config = nightly_config(spec_path, run_id)
     name_this_flow_run(f"nightly {config.run_id}", tags_of(config, "nightly"))
     sweep = prepared_for(config, () if prepared is None else (prepared,))
@@ -209,6 +220,7 @@ def run_once(spec: str, baseline: str | None, run_id: str | None,
     from pipeline.runtime.startup import start_failure_line
 
     try:
+        check_baseline(baseline)
         config = nightly_config(spec, run_id)
         prepared = prepare(config, say=print)
         check_decision_files(gate, review)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NewType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,12 +45,16 @@ class WarehouseError(ValueError):
     """Rows that do not fit the schema, or an unusable run id."""
 
 
-def validate_run_id(run_id: str) -> str:
+RunId = NewType("RunId", str)
+"""A run id that ``validate_run_id`` accepted: it names a folder and an object prefix."""
+
+
+def validate_run_id(run_id: str) -> RunId:
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):  # $ would let "x\n" in
         raise WarehouseError(
             f"run id {run_id!r}: use letters, digits, '.', '_' or '-' (at most 128 characters)"
         )
-    return run_id
+    return RunId(run_id)
 
 
 def table_dir(root: Path, table: str) -> Path:

@@ -1,6 +1,7 @@
-"""The check every command that reads a stored run shares: an unknown run id is one line naming
-it and where the ids are listed, and exit 2 (never an empty table that reads as "no
-failures"), before anything is read or written."""
+"""The checks of a run id given on the command line: an unknown run id is one line naming it
+and where the ids are listed, and exit 2 (never an empty table that reads as "no failures"); a
+new run id is checked as it enters, naming its option; both before anything is read or
+written."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import typer
 from pipeline.cli.tables import make_console
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
+from warehouse.writer import RunId
 
 
 def known_runs(*named: tuple[str, str | None]) -> None:
@@ -23,3 +25,16 @@ def known_runs(*named: tuple[str, str | None]) -> None:
             make_console(stderr=True).print(f"error: {option}: {problem}", markup=False,
                                             highlight=False, soft_wrap=True)
             raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def checked_run_id(option: str, run_id: str) -> RunId:
+    """``run_id`` as given with ``option``; exit 2 with one line naming the option when it is
+    not a usable run id."""
+    from warehouse.writer import WarehouseError, validate_run_id
+
+    try:
+        return validate_run_id(run_id)
+    except WarehouseError as exc:
+        make_console(stderr=True).print(f"error: {option}: {exc}", markup=False,
+                                        highlight=False, soft_wrap=True)
+        raise typer.Exit(ExitCode.BAD_INPUT) from None

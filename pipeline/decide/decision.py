@@ -26,7 +26,6 @@ from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEE
 from reports.gate import DEFAULT_GATE
 from warehouse.location import Root
 from warehouse.query import run_named
-from warehouse.writer import validate_run_id
 
 OutputFormat = Literal["table", "json"]
 
@@ -68,9 +67,8 @@ def critical_scenarios(root: Root, baseline: str, candidate: str
 
 
 def make_decision(root: Root, options: DecideOptions) -> Decision:
-    """The decision; CatalogError / ComparisonInputError / WarehouseError for bad input."""
-    for run_id in (options.baseline, options.candidate):
-        validate_run_id(run_id)
+    """The decision; CatalogError / ComparisonInputError for bad input. The run ids were
+    checked where they entered (an option, a flow's parameter, a SweepConfig)."""
     set_extra_roots(list(options.catalogs))
     file = load_gate_config(options.config) if options.config else None
     reviews = load_reviews(options.review) if options.review else []

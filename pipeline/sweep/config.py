@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+)
 
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
@@ -25,14 +32,20 @@ from pipeline.user.prompt import USER_MAX_TURNS
 from pipeline.util.redact import redact
 from pipeline.util.secrets import conceal, conceal_params
 from warehouse.location import Root, parse_location
+from warehouse.writer import RunId, validate_run_id
 
 UnknownCost = Literal["refuse", "allow"]
 """What a spend cap does with a model of unknown cost: refuse the sweep before it starts
 (``refuse``, the default), or run it with such calls left out of the count (``allow``)."""
 
 
-def new_run_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+CheckedRunId = Annotated[RunId, AfterValidator(validate_run_id)]
+"""A run id as it enters (an option, a spec, a flow's parameter): checked once, by pydantic, so
+that a mistake names its option or its spec's line; typed ``RunId`` thereafter."""
+
+
+def new_run_id() -> RunId:
+    return RunId(f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}")
 
 
 
@@ -75,7 +88,7 @@ class SweepConfig(BaseModel):
         "trial is an agent error (agent_timeout)."))
     repeats: int = Field(default=3, ge=1)
     step_limit: int = Field(default=8, ge=1)
-    run_id: str = Field(default_factory=new_run_id)
+    run_id: CheckedRunId = Field(default_factory=new_run_id)
     resume: bool = False
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)

@@ -283,10 +283,9 @@ def check(config: SweepConfig, append: bool, *, reach: bool = True) -> list[Mode
     from pipeline.sweep.stages import load_plan_suites
     from warehouse.location import S3Location
     from warehouse.reach import check_reach
-    from warehouse.writer import WarehouseError, validate_run_id
+    from warehouse.writer import WarehouseError
 
     try:
-        validate_run_id(config.run_id)
         check_settings()  # the start-up waits of Ray and Prefect
         if isinstance(config.warehouse, S3Location):  # the bucket exists and answers
             check_reach(config.warehouse)

@@ -2,7 +2,7 @@
 a Prefect deployment all call ``prepare(config)`` before their first trial.
 
 ``prepare`` finds every mistake that can be known before a trial runs (``sweep.preflight.check``:
-run id, free space, an existing run, the Ray address, suites, models and their keys, prompts,
+free space, an existing run, the Ray address, suites, models and their keys, prompts,
 memory modes, the user model; ``BadInput``, exit 2, nothing written), decides the default memory
 modes, attaches to the warm stack of ``agentsweep up`` when one runs (its Prefect API and Ray),
 fetches and verifies local model weights on a local Ray, and conceals credentials in the config

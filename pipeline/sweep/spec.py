@@ -33,16 +33,16 @@ from pipeline.catalog.located import (
     read_yaml_mapping,
     validate_located,
 )
-from pipeline.catalog.plain import did_you_mean, plain_message
+from pipeline.catalog.plain import did_you_mean
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
-from pipeline.sweep.config import SweepConfig, UnknownCost
+from pipeline.sweep.config import CheckedRunId, SweepConfig, UnknownCost
 from pipeline.sweep.grid import BuiltinMemoryMode
+from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from warehouse.location import LocationError, Root, parse_location
-from warehouse.writer import WarehouseError, validate_run_id
 
 OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats", "max_cost_usd"})
 
@@ -52,7 +52,7 @@ class SweepSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    run_id: str | None = None
+    run_id: CheckedRunId | None = None
     """Default: generated per invocation (a nightly spec leaves it out)."""
     catalogs: list[str] = Field(default_factory=list)
     """Catalog roots (folders of domain folders), relative to the spec, searched before the
@@ -156,17 +156,14 @@ def read_spec(path: Path) -> tuple[SweepSpec, dict[Location, int]]:
 def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None = None
               ) -> SweepConfig:
     """The ``SweepConfig`` a spec file describes; ``overrides`` (run_id, resume, ray_address,
-    repeats, max_cost_usd: explicit command-line values) win over the file."""
+    repeats, max_cost_usd: explicit command-line values) win over the file. A mistake of the
+    file is a ``CatalogError`` naming its line; of an override, ``BadInput`` naming the
+    option."""
     unknown = sorted(set(overrides or {}) - OVERRIDABLE)
     if unknown:
         raise ValueError(f"not overridable: {', '.join(unknown)}")
     spec, lines = read_spec(path)
     fail = _Locator(str(path), lines)
-    if spec.run_id is not None:
-        try:
-            validate_run_id(spec.run_id)
-        except WarehouseError as exc:
-            fail(("run_id",), str(exc))
     catalogs = [c for i, entry in enumerate(spec.catalogs)
                 if (c := _resolve_catalog(entry, path.parent, fail, i)) is not None]
     set_extra_roots(catalogs)
@@ -216,9 +213,7 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
     try:
         return SweepConfig(**args)
     except ValidationError as exc:  # only an override can get here: the file was validated
-        first = exc.errors(include_url=False)[0]
-        raise CatalogError(str(path), None, format_location(list(first["loc"])),
-                           plain_message(SweepConfig, first)) from None
+        raise BadInput(option_error(exc)) from None
 
 
 class _Locator:

@@ -33,7 +33,7 @@ from pipeline.util.version import code_version
 from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.rows import RunRow
-from warehouse.writer import WarehouseWriter, validate_run_id
+from warehouse.writer import WarehouseWriter
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,6 @@ def load_plan_suites(config: SweepConfig) -> list[Suite]:
 
 
 def plan(config: SweepConfig) -> SweepPlan:
-    validate_run_id(config.run_id)
     suites = load_plan_suites(config)
     models = config.resolved_models()
     user_model = config.user_model.resolved() if config.user_model is not None else None

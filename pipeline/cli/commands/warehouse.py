@@ -12,7 +12,7 @@ import typer
 from pipeline.cli import terminal
 from pipeline.cli.fit import Narrowing
 from pipeline.cli.outputs import Force, checked_output
-from pipeline.cli.run_ids import known_runs
+from pipeline.cli.run_ids import checked_run_id, known_runs
 from pipeline.cli.terminal import fail, first_line, print_rows
 from pipeline.errors import ExitCode
 from pipeline.runtime import hygiene
@@ -110,14 +110,10 @@ def rescore(
     """Score a run's stored traces again with today's checks, offline, as a new run."""
     from pipeline.stored.rescore import rescore_run
     from warehouse.query import run_named
-    from warehouse.writer import WarehouseError, validate_run_id
 
     known_runs(("--run-id", run_id))
+    new_run_id = checked_run_id("--as", new_run_id)
     root = hygiene.warehouse_root()
-    try:
-        validate_run_id(new_run_id)
-    except WarehouseError as exc:
-        fail(f"--as: {exc}")
     if run_named(root, "trial_count", {"run_id": new_run_id}).rows[0][0]:
         fail(f"--as: run {new_run_id!r} already exists")
     outcome = rescore_run(root, run_id, new_run_id)
@@ -219,12 +215,13 @@ def warehouse_compact(
     being run (its lock held) is left alone (exit 1)."""
     from pipeline.sweep.compaction import compact_runs
     from warehouse.compact import CompactionError
-    from warehouse.writer import WarehouseError, validate_run_id
+    from warehouse.writer import WarehouseError
 
+    runs = None if run_id is None else [checked_run_id("--run-id", run_id)]
     root = hygiene.warehouse_root()
     try:
-        done = compact_runs(root, None if run_id is None else [validate_run_id(run_id)])
-    except (CompactionError, WarehouseError) as exc:
+        done = compact_runs(root, runs)
+    except (CompactionError, WarehouseError) as exc:  # a stored folder that names no run
         fail(str(exc))
     for run in done:
         if run.refused:

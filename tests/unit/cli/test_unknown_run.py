@@ -81,3 +81,23 @@ def test_an_unknown_trial_id_says_where_trial_and_run_ids_are_listed(
     (line,) = err.strip().splitlines()
     assert line.startswith("error: no trial id starts with 'deadbeef' (")
     assert "from trials where run_id" in line and "`agentsweep runs` lists the run ids" in line
+
+
+NEW_RUN_IDS = {
+    "run --run-id": ["run", "--run-id", "a b", "--suite", SUITE, "--scenario", "V1",
+                     "--memory-mode", "chat"],
+    "rescore --as": ["rescore", "--run-id", KNOWN, "--as", "a b"],
+    "warehouse compact --run-id": ["warehouse", "compact", "--run-id", "a b"],
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_RUN_IDS))
+def test_an_unusable_run_id_is_refused_where_it_enters_naming_its_option(
+        name: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(home))
+    args = NEW_RUN_IDS[name]
+    code, out, err = cli(*args)
+    assert code == ExitCode.BAD_INPUT, out + err
+    option = args[args.index("a b") - 1]
+    assert " ".join(err.split()) == (f"error: {option}: run id 'a b': use letters, digits, '.', "
+                                     "'_' or '-' (at most 128 characters)")

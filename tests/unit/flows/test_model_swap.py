@@ -34,6 +34,8 @@ def test_the_two_grids_differ_only_in_the_model(tmp_path: Path) -> None:
     assert _identity(a) == _identity(b) and _identity(a)
     with pytest.raises(SwapSpecError, match="exactly two models"):
         split_models(config.model_copy(update={"models": config.models[:1]}), "x")
+    with pytest.raises(SwapSpecError, match=r"^--run-id: run id 'a b-a': use letters"):
+        split_models(config, "a b")  # the study's runs are named, and checked, here
 
 
 def test_each_invocation_is_its_own_study_unless_named(tmp_path: Path,

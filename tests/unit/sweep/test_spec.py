@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MEETING_SUITE, REPO
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from pipeline.catalog import CatalogError, bundled_suites
@@ -16,6 +17,7 @@ from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.preflight import BadInput
 from pipeline.sweep.spec import load_spec
 
 VALID = """\
@@ -77,6 +79,19 @@ def test_a_valid_spec_loads_into_the_expected_config(spec_dir: Path) -> None:
     assert (config.repeats, config.step_limit, config.batch_size, config.max_in_flight) == (
         2, 6, 10, 7)
     assert (config.resume, config.ray_address, config.warehouse) == (False, None, warehouse)
+
+
+def test_an_overridden_run_id_is_checked_where_it_enters_and_names_the_option(
+        spec_dir: Path) -> None:
+    """A run id is checked once, as it enters: a spec's on its line (below), an override (a
+    program's --run-id) naming the option; a SweepConfig never holds an unusable one."""
+    path = _write(spec_dir, VALID)
+    with pytest.raises(BadInput) as refused:
+        load_spec(path, spec_dir / "wh", {"run_id": "../up"})
+    assert str(refused.value) == ("--run-id: run id '../up': use letters, digits, '.', '_' or "
+                                  "'-' (at most 128 characters)")
+    with pytest.raises(ValidationError, match="run id 'a b'"):
+        SweepConfig(run_id="a b", warehouse=spec_dir / "wh")
 
 
 def test_overrides_win_and_a_spec_without_run_id_gets_a_fresh_one(spec_dir: Path) -> None:
