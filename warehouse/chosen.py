@@ -4,9 +4,9 @@ A trial can have several attempts (an incomplete one, then a resumed one); the v
 ``trials`` the chosen attempt of each (run, trial), and ``events``, ``checks``,
 ``condition_trials``, ``snapshots`` and ``diagnostics`` only that attempt's rows
 (``warehouse/sql/views.sql``). The pick is a window over every trial row and a semi join of
-every event row: at a million trials ~0.4 s of every query, ~0.8 s more over the events. Most
-runs have one attempt per trial and no stray row, and compaction can tell, since it reads every
-row of the run anyway (``warehouse.compact``). It names what it writes:
+every event row, paid by every query (docs/performance.md). Most runs have one attempt per
+trial and no stray row, and compaction can tell, since it reads every row of the run anyway
+(``warehouse.compact``). It names what it writes:
 
 - ``compact-<stamp>-<uuid>-<n>-chosen.parquet``: every row is a row of its trial's chosen
   attempt. For ``trials``: the run has one row per trial id. For the other tables of
@@ -16,8 +16,8 @@ row of the run anyway (``warehouse.compact``). It names what it writes:
 
 A run's files of a table are read as they are (the view ``<table>_chosen``) when every one of
 them, and every one of the run's ``trials`` files, is marked chosen; the other runs' files
-(``<table>_rest``) are picked as before. Why the mark stays true: a run's rows are never removed
-or changed (compaction rewrites them all), so a row of the chosen attempt stays one while no
+(``<table>_rest``) are picked. Why the mark stays true: a run's rows are never removed or
+changed (compaction rewrites them all), so a row of the chosen attempt stays one while no
 other trials row of its trial is added, and any file added later (a resume) has no mark, which
 sends the run back to the pick until it is compacted again.
 """

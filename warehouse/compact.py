@@ -1,48 +1,18 @@
 """Compaction: a run's many small part files rewritten as a few large sorted ones, swapped in whole.
 
-The writer leaves one set of part files per batch (``warehouse.writer``); months of nightly runs
-make thousands of small files that every query has to open. ``compact_run`` rewrites the files
-of one run, table by table, as a few large files (``compact-<time>-<uuid>-<n>-<mark>.parquet``,
-at most ``ROWS_PER_FILE`` rows each; the mark says whether every row is its trial's chosen
-attempt, so the views can skip picking it: ``warehouse.chosen``) sorted by the trial's cell
-(scenario_id, model, prompt_id, memory_mode, repeat) where the table has those columns, then
-by the trial key (trial_id, attempt_id) and seq, and last by the row's original file and
-position, so the rows of one trial keep their order (events, checks). zstd and page checksums
-as the writer does.
+The writer leaves one set of part files per batch (``warehouse.writer``), and every query opens
+every file. ``compact_run`` rewrites one run, table by table, as at most ``ROWS_PER_FILE`` rows a
+file (``compact-<time>-<uuid>-<n>-<mark>.parquet``; the mark says whether every row is its
+trial's chosen attempt: ``warehouse.chosen``), sorted by the trial's cell, then the trial key and
+seq, then the row's original file and position, so the rows of one trial keep their order.
 
-How the new set replaces the old one: a folder exchange. A local file system has no rename of
-several files in one step, but Linux has an atomic exchange of two folders
-(``renameat2(RENAME_EXCHANGE)``, ext4, xfs, btrfs, tmpfs). Per table:
-
-1. the compacted files are written (and fsynced) into a hidden sibling folder
-   ``<root>/<table>/.compact-<run>+<uuid>``, which no reader globs (readers read
-   ``run_id=*/*.parquet``);
-2. one ``renameat2(RENAME_EXCHANGE)`` puts that folder at ``run_id=<run>`` and the old folder at
-   the hidden name: a reader that lists the folder sees the old files or the new ones, never
-   both, never neither;
-3. a file that a writer without the run lock (a judge, a comparison) renamed into the old
-   folder during steps 1-2 is moved back beside the compacted ones; the hidden folder (now the
-   old set) is removed.
-
-A crash before step 2 leaves the old set visible and a hidden folder of new files; a crash
-after it leaves the new set visible and a hidden folder of old files. Either way the visible
-rows are the run's rows, once; ``warehouse check`` lists the hidden ``.compact-*`` folders as
-leftovers and the next ``compact`` of the run removes them. The tables are exchanged one after
-the other, not together: each table holds the same rows before and after, so a reader that
-sees a compacted ``events`` beside an old ``trials`` still sees every row once.
-
-We chose the exchange over a per-run manifest that the views read: it changes no reader (the
-views, ``warehouse check``, the HTML report and exports keep globbing). On object storage, which
-has no rename at all, the commit records carry compaction instead (``compact_objects``: the new
-files, then one record that replaces the old records, see ``warehouse.objectstore``). Where the
-exchange is missing (not Linux, or a file system that refuses it) compaction is refused: the
-fallback, two renames, would leave a moment with no files at all. A query in flight at the
-moment of the exchange may fail to open a file it listed just before (a loud error, never a
-wrong answer); running it again reads the new set. A writer that takes no run lock (a judge, a
-comparison) and renames its file in during the swap has it moved beside the new set (step 3);
-one whose temporary file was in the old folder at the exchange fails loudly and writes nothing
-(its batch is rolled back), and is run again. A compaction needs free space for one more copy of
-the run's largest table (``DiskFull`` otherwise, before anything is written).
+On a folder the new set replaces the old in one step: written into a hidden sibling folder, then
+exchanged with the run's folder by ``renameat2(RENAME_EXCHANGE)``, so a reader lists the old
+files or the new ones, never both, never neither, and a crash leaves one of them visible and a
+hidden leftover the next compaction removes. Where the exchange is missing compaction is
+refused (two renames would leave a moment with no files). On object storage the commit
+records carry it (``compact_objects``). The protocol, step by step, and why a folder exchange
+rather than a manifest the views read: docs/warehouse.md.
 
 Compaction must not run beside a writer of the run: the caller holds the run lock
 (``pipeline.execution.runlock``); this module imports nothing of ours but the warehouse.

@@ -1,22 +1,21 @@
 """What one command read of the warehouse's immutable objects, kept on disk for the next.
 
-Each ``agentsweep sql`` or ``report`` is a new process. On object storage it asked, every time,
-for each run's commit record (one GET each) and each part's footer (one ranged GET each): at a
-million trials 180 records and 180 footers before the first row, ~1 s on the loopback server
-and more on a real bucket. Both are immutable: a commit record's or a part's key holds a random
-id and is never written twice (a compaction writes new keys and deletes the old; vacuum
-deletes). So their bytes are kept in a folder (``AGENTSWEEP_HOME/cache/objects`` for the
-command line, ``pipeline.runtime.hygiene``) under a hash of the endpoint, bucket and key, and
-read from there before the bucket is asked. What is live is still listed from the bucket by
-every command (``warehouse.objectstore``): a cached record of a replaced run is never read.
+Each ``agentsweep sql`` or ``report`` is a new process. On object storage it would ask, every
+time, for each run's commit record (one GET each) and each part's footer (one ranged GET each)
+before the first row (docs/performance.md). Both are immutable: a commit record's or a part's
+key holds a random id and is never written twice (a compaction writes new keys and deletes the
+old; vacuum deletes). So their bytes are kept in a folder (``AGENTSWEEP_HOME/cache/objects``
+for the command line, ``pipeline.runtime.hygiene``) under a hash of the endpoint, bucket and
+key, and read from there before the bucket is asked. What is live is still listed from the
+bucket by every command (``warehouse.objectstore``): a cached record of a replaced run is never
+read.
 
-Of a part, its info and footer are kept (its last bytes from the footer's start; a few KiB),
-or the whole part when it is that small (a run's ``runs`` rows, say); records hold part keys.
-No secret is in either (what is written to the warehouse is redacted first). Entries are
-written whole (a temporary file, then a rename): a killed command leaves no half entry. The
-folder takes about 10 MB per 1,000 parts; a command that writes to it first trims it to
-``BUDGET_BYTES``, the oldest entries first (a part a compaction deleted is never read again,
-and a removed entry only costs a request).
+Of a part, its info and footer are kept (its last bytes from the footer's start), or the whole
+part when it is that small (a run's ``runs`` rows, say); records hold part keys. No secret is
+in either (what is written to the warehouse is redacted first). Entries are written whole (a
+temporary file, then a rename): a killed command leaves no half entry. A command that writes
+to the folder first trims it to ``BUDGET_BYTES``, the oldest entries first (a part a
+compaction deleted is never read again, and a removed entry only costs a request).
 """
 
 from __future__ import annotations

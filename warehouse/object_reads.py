@@ -4,15 +4,15 @@ system, with what an immutable object allows.
 A part's key is its identity: a part is never rewritten (a compaction writes new keys, vacuum
 deletes), so what one read learned about it holds for the process's life. DuckDB asks a lot
 per file: ``exists``, ``info`` twice (size, modification time) and an open, each a HEAD request,
-then the footer (twice when a view binds and a query scans). At a million trials a cross-run
-query made ~3,000 requests to read 180 files. Here each object's info is asked once per
+then the footer (twice when a view binds and a query scans), all before its first column
+chunk (docs/performance.md). Here each object's info is asked once per
 process, and its last ``TAIL_BYTES`` (the footer, in our files) fetched once and kept in a
 bounded cache; only the column chunks a query reads are requested each time.
 
 DuckDB also reads one file from several threads through the same file object, each read a
 ``seek`` then a ``read``: each thread keeps its own position and every read is a ranged
-``read_at``, so no thread moves another's (with one shared position, a read returned bytes
-from elsewhere in the file and DuckDB failed with "don't know what type").
+``read_at``, so no thread moves another's (one shared position would hand a thread bytes from
+where another thread sought).
 """
 
 from __future__ import annotations

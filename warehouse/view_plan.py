@@ -1,8 +1,8 @@
 """Which of the warehouse's views a query needs, so a connection creates only those.
 
 Creating a view binds it, and binding a view over the Parquet views reads the files' footers
-again (``union_by_name``): at a million trials the ~40 views of ``warehouse/sql/views.sql`` and
-the files after it took about a second to create, the whole fixed cost of ``agentsweep sql``.
+again (``union_by_name``): creating every view of ``warehouse/sql/views.sql`` and the files
+after it was the whole fixed cost of ``agentsweep sql`` (docs/performance.md).
 A query needs the views its text names, and the views those read, in the files' order (a view
 reads only views created before it). Names are matched as words, so a name in a string literal
 or a comment creates a view it did not need: a little time, never a missing view. A query that

@@ -1,8 +1,8 @@
 """The local model's tool-call adapter: a JSON object in the reply text becomes a tool call.
 
 Small instruct models asked for a tool call often write it as text: a JSON object
-``{"name": ..., "arguments": {...}}``, bare, in a code fence or between ``<tool_call>`` tags
-(measured: 0 of 10 replies had ``tool_calls`` through the model's own template). The adapter,
+``{"name": ..., "arguments": {...}}``, bare, in a code fence or between ``<tool_call>`` tags,
+rarely as ``tool_calls`` through the model's own template (docs/providers.md). The adapter,
 run by the local server on every chat completion that offered tools, turns each such object
 that names one of the request's tools into a proper ``tool_calls`` entry; the text before
 the first object stays as content; ``finish_reason`` becomes ``tool_calls``.

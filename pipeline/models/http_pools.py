@@ -2,25 +2,18 @@
 direct path's calls (``pipeline.models.direct``, every wire format it covers).
 
 A worker runs each trial in a thread of its own, hundreds at once when a sweep is
-latency-bound. LiteLLM hands every OpenAI-compatible call of a configuration the same cached
-SDK client, over one ``httpx.Client`` built with httpx's default limits: at most 100
-connections (the other calls wait for one, whatever the sweep's concurrency allows) and 20
-kept alive (the rest are closed and reopened), behind one pool lock that every request takes
-twice (to get a connection and to give it back). Measured at 1 s per answer and 256 calls
-allowed (benchmarks/throughput.py (b)): about 100 calls in flight, a third of the threads
-queued on that lock, 0.32 of the ceiling.
-
+latency-bound. LiteLLM hands every OpenAI-compatible call of a configuration one cached SDK
+client over one ``httpx.Client`` with httpx's default limits: 100 connections, 20 kept alive,
+behind one pool lock that every request takes twice; the other threads queue on it.
 ``PerThreadTransport`` gives each thread its own ``httpx.HTTPTransport``: a trial's calls run
 one after another, so each thread keeps one connection alive per endpoint and never waits for
 another thread's. It is installed as LiteLLM's ``client_session`` (its documented way to supply
-the HTTP client) unless a user supplied one. Proxies from the environment still apply
-(``httpx.Client`` mounts them beside the transport), TLS verification is LiteLLM's own
-(``get_ssl_configuration``), and each call's timeout is the SDK's, as before.
+the HTTP client) unless a user supplied one; proxies from the environment, LiteLLM's TLS
+verification and the SDK's timeouts still apply.
 
-The client reads a response's cookies only when it sets one (``CookiesWhenSet``): httpx reads
-every response into its cookie jar through a urllib request and response made for the purpose,
-for APIs that send no cookie (py-spy put 7% of a call's samples there; benchmarks/
-model_call_cpu.py: 3.22 ms of CPU per call before, 3.09 ms after).
+The client reads a response's cookies only when it sets one (``CookiesWhenSet``): httpx
+otherwise builds a urllib request and response per answer to fill a cookie jar that APIs
+without cookies never use. The figures behind both: docs/performance.md.
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 
 A run without a stack (``agentsweep up``) and without ``PREFECT_API_URL`` gets an ephemeral
 Prefect API. Left to Prefect, that API starts when the first flow does: after the driver has
-imported Prefect, and with nothing else to do meanwhile: about 4 s of its own start-up (imports,
-database) on the critical path of every cold run. Started here instead, in the same form Prefect
-gives it (``uvicorn`` over ``prefect.server.api.server:create_app``, ephemeral, no UI, on
-127.0.0.1), it boots on the other core while the driver imports Prefect and starts Ray; the
+imported Prefect, with nothing else to do meanwhile, its start-up (imports, database) on the
+critical path of every cold run (docs/performance.md). Started here instead, in the same form
+Prefect gives it (``uvicorn`` over ``prefect.server.api.server:create_app``, ephemeral, no UI,
+on 127.0.0.1), it boots on another core while the driver imports Prefect and starts Ray; the
 flow finds it through ``PREFECT_API_URL`` and waits for it only if it is not ready yet.
 
-It is still ephemeral: it serves this process only, on the home's own database, and stops with
+It stays ephemeral: it serves this process only, on the home's own database, and stops with
 the run (or with this process). A run killed with SIGKILL leaves it to the next run in the home,
 which stops it as it does Prefect's own (``prefect_state.stop_orphaned_apis``: same command
 line, same environment marker).

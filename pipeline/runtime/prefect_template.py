@@ -1,15 +1,15 @@
 """A migrated, empty Prefect database, built once per machine and copied into each new home.
 
-Prefect's API migrates a fresh SQLite database on its first start: about 3 s of CPU in every run
-on a new ``AGENTSWEEP_HOME`` (a CI job, a test, a first run). The template is that database
-migrated once, in a process of its own, for the installed Prefect's newest migration
-(``prefect_state.migration_head``); a home without a database gets a copy before Prefect starts,
-and Prefect finds nothing left to migrate.
+Prefect's API migrates a fresh SQLite database on its first start, seconds of CPU in every run
+on a new ``AGENTSWEEP_HOME`` (a CI job, a test, a first run; docs/performance.md). The template
+is that database migrated once, in a process of its own, for the installed Prefect's newest
+migration (``prefect_state.migration_head``); a home without a database gets a copy before
+Prefect starts, and Prefect finds nothing left to migrate.
 
 Cache: ``AGENTSWEEP_PREFECT_TEMPLATE_CACHE``, else ``$XDG_CACHE_HOME/agentsweep/prefect``
 (default ``~/.cache/agentsweep/prefect``), one file per migration head. The template holds no
 flow run and no setting; only Prefect's schema. When anything about it fails (no cache folder,
-a full disk, a Prefect that cannot migrate here) Prefect builds its own database as before.
+a full disk, a Prefect that cannot migrate here) Prefect builds its own database.
 """
 
 from __future__ import annotations
