@@ -158,6 +158,9 @@ class Domain:
     denial_patterns: tuple[Any, ...] = ()
     """The response checks' patterns of "this tool's action was not done / will be done"
     (``claims.py`` ``DENIAL_PATTERNS``): a reply saying so after the action took effect."""
+    entities: tuple[Any, ...] = ()
+    """The entities its tools report and its replies name, with their attributes
+    (``entities.py`` ``ENTITIES``: pipeline.scoring.EntityKind), for the grounding check."""
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -239,6 +242,7 @@ def _load(path: Path) -> Domain:
         state_invariants=getattr(module, "state_invariants", None),
         reply_ids=tuple(re.compile(p) for p in catalog.reply_ids),
         **_claims_module(claims, name),
+        entities=_entities(path / "entities.py", name),
         reference_replies=_reference_replies(path / "reference_replies.json"),
         condition_style=_condition_style(path / "conditions.json"),
         sandbox=catalog.sandbox,
@@ -257,6 +261,13 @@ def _claims_module(path: Path, name: str) -> dict[str, tuple[Any, ...]]:
                                      ("denial_patterns", "DENIAL_PATTERNS"),
                                      ("languages", "LANGUAGES"),
                                      ("phrase_claims", "PHRASE_CLAIMS"))}
+
+
+def _entities(path: Path, name: str) -> tuple[Any, ...]:
+    """What a domain's ``entities.py`` declares (``ENTITIES``); none without the file."""
+    if not path.is_file():
+        return ()
+    return tuple(getattr(load_module(path, name), "ENTITIES", ()))
 
 
 def _database_sql(path: Path) -> str:

@@ -72,6 +72,19 @@ def phrasings(phrase: Phrase) -> list[str]:
     return [phrase] if isinstance(phrase, str) else list(phrase)
 
 
+class ForbiddenClaim(Strict):
+    """A claim a reply must not make, as a fact about an entity: ``attribute`` = ``value`` for
+    any entity (or only ``entity``), in the words of the domain's entities (its
+    ``entities.py``). The grounding reading finds it said as a sentence ("cedar suits a
+    confidential meeting") and as one more item of an entity's attribute list."""
+
+    attribute: str = Field(min_length=1, description="An attribute the domain declares.")
+    value: str = Field(min_length=1, description="One of its values, as the domain names it.")
+    entity: str | None = Field(default=None, description=(
+        "Only this entity (its name as the tools give it); null: any entity, invented ones "
+        "included."))
+
+
 class Turn(Strict):
     user: str = Field(min_length=1, description="What the user says at this turn.")
     golden: list[GoldenAction] = Field(
@@ -104,7 +117,13 @@ class Turn(Strict):
     response_forbids: list[str] = Field(
         default_factory=list,
         description="Claims the reply must not make (case-insensitive phrases, whole words); "
-        "the same claim in another of the domain's languages (its PHRASE_CLAIMS) counts too.",
+        "the same claim in another of the domain's languages (its PHRASE_CLAIMS) counts too. "
+        "The fallback for what forbidden_claims cannot say.",
+    )
+    forbidden_claims: list[ForbiddenClaim] = Field(
+        default_factory=list,
+        description="Facts the reply must not state about any entity (an attribute value: a "
+        "room with soundproofing), however it says them: a sentence or a list of features.",
     )
     if_refused: str | None = Field(
         default=None,
@@ -233,7 +252,8 @@ class NegationHint(Strict):
 
 class FalseClaimHint(Strict):
     """At ``turn`` the reply is replaced by ``reply``, which claims something the journal does
-    not hold (for mutant-false-claim: "silent success")."""
+    not hold (for mutant-false-claim: "silent success"), or, for mutant-ungrounded-attribute
+    and mutant-invented-entity, something the tool results do not hold."""
 
     turn: int = Field(ge=1)
     reply: str = Field(min_length=1)
@@ -266,6 +286,10 @@ class MutationHints(Strict):
     false_claim: FalseClaimHint | None = None
     wrong_answer: WrongAnswerHint | None = None
     stray_write: StrayWriteHint | None = None
+    ungrounded_attribute: FalseClaimHint | None = None
+    """A reply that gives an entity an attribute value its tool result does not hold."""
+    invented_entity: FalseClaimHint | None = None
+    """A reply that names an entity no tool result or user turn introduced."""
 
 
 MutantName = Literal[
@@ -282,6 +306,8 @@ MutantName = Literal[
     "mutant-skips-reread",
     "mutant-drops-last-write",
     "mutant-changes-write-argument",
+    "mutant-ungrounded-attribute",
+    "mutant-invented-entity",
 ]
 MemoryModeName = Literal["chat", "summary", "structured"]
 ALL_MODES: tuple[MemoryModeName, ...] = ("chat", "summary", "structured")

@@ -129,7 +129,22 @@ def over_confirmation(script: Script) -> Script:
 
 def false_claim(script: Script) -> Script:
     """Replaces a turn's reply with one that claims an action that never happened."""
-    hint = _hints(script, "false_claim")
+    return _replace_reply(script, "false_claim")
+
+
+def ungrounded_attribute(script: Script) -> Script:
+    """Replaces a turn's reply with one that gives an entity a value its tool result lacks."""
+    return _replace_reply(script, "ungrounded_attribute")
+
+
+def invented_entity(script: Script) -> Script:
+    """Replaces a turn's reply with one that names an entity no tool result introduced."""
+    return _replace_reply(script, "invented_entity")
+
+
+def _replace_reply(script: Script, name: str) -> Script:
+    """A turn's last reply replaced by the reply of the scenario's hint ``name``."""
+    hint = _hints(script, name)
     if hint is None:
         return script
     out = copy.deepcopy(script)
@@ -238,4 +253,6 @@ MUTANTS: dict[str, Callable[[Script], Script]] = {
     "mutant-skips-reread": skips_reread,
     "mutant-drops-last-write": drops_last_write,
     "mutant-changes-write-argument": changes_write_argument,
+    "mutant-ungrounded-attribute": ungrounded_attribute,
+    "mutant-invented-entity": invented_entity,
 }

@@ -17,6 +17,7 @@ from pipeline.scoring.checks import run_checks
 from pipeline.scoring.claims import ANY_WORDS, ClaimPatterns, DenialPatterns
 from pipeline.scoring.conditions import ConditionOutcome, condition_outcome
 from pipeline.scoring.database import diagnostics
+from pipeline.scoring.entities import Attribute, EntityKind, ResultItems, Value
 from pipeline.scoring.failures import guarded_value, has_check_error
 from pipeline.scoring.journal import Call, Journal, Reply
 from pipeline.scoring.languages import Language, PhraseClaim
@@ -32,9 +33,10 @@ from pipeline.scoring.summary import UNKNOWN_SCORES, TrialScores, summarize_tria
 from pipeline.trace import Trace
 
 __all__ = [
-    "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Call", "CheckKind",
-    "CheckResult", "ClaimPatterns", "ConditionOutcome", "DenialPatterns", "Journal", "Language",
-    "PhraseClaim", "Reply", "ScoreName",
+    "ANY_WORDS", "CHECK_VERSIONS", "KIND_OF_ID_PREFIX", "SCORES", "Attribute", "Call",
+    "CheckKind", "CheckResult", "ClaimPatterns", "ConditionOutcome", "DenialPatterns",
+    "EntityKind", "Journal", "Language", "PhraseClaim", "Reply", "ResultItems", "ScoreName",
+    "Value",
     "TrialScores",
     "TrialScoring", "score_trial",
 ]

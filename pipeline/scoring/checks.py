@@ -25,6 +25,7 @@ from pipeline.scoring.communicate import communicate_check
 from pipeline.scoring.database import database_checks
 from pipeline.scoring.expected_actions import action_check
 from pipeline.scoring.failures import guarded
+from pipeline.scoring.grounding import forbidden_claim_checks, grounding_checks
 from pipeline.scoring.journal import Journal, Reply
 from pipeline.scoring.replies import (
     clarification_check,
@@ -118,6 +119,7 @@ def _stages(journal: Journal, scenario: Scenario, memory_mode: str, ended_by: st
                                 if played.judges(r.turn, c := fresh_call_check(r, journal))]),
         ("turns", lambda: _turn_checks(journal, scenario, memory_mode, played, domain)),
         ("said_vs_done", lambda: [said_vs_done_check(journal, domain)]),
+        ("grounding", lambda: grounding_checks(journal, domain)),
         ("implicit", lambda: _implicit_checks(journal, scenario, domain, played)),
         ("case", lambda: case_checks(journal, scenario.case)
          if scenario.case is not None and (journal.replies or not played.ended_early) else []),
@@ -188,6 +190,7 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
         if clarification is not None:
             results.append(clarification)
         results += phrase_checks(number, turn, reply, domain)
+        results += forbidden_claim_checks(number, turn.forbidden_claims, reply, journal, domain)
         language = language_check(number, turn, _visible(reply, scenario), dialog)
         if language is not None:
             results.append(language)

@@ -185,6 +185,18 @@ def asserted_in(clause: str, start: int, end: int) -> bool:
     return claim is not None and not claim.negated
 
 
+def stated_in_segment(clause: str, start: int, end: int) -> bool:
+    """Whether the words at ``clause[start:end]`` are stated, read more strictly than
+    ``asserted_in``: no question, and no negation, condition or future anywhere in their comma
+    segment, after the words as well as before ("видеосвязи нет", "no video in amber")."""
+    if _is_question(clause):
+        return False
+    segment_end = next((m.start() for m in _SEGMENT_BREAK.finditer(clause, end)), len(clause))
+    segment = clause[_segment_start(clause, start):segment_end]
+    return not (_NEGATION.search(segment) or _HYPOTHETICAL.search(segment)
+                or _CONDITION.search(segment))
+
+
 def said_vs_done(replies: Iterable[tuple[int, int, str]], calls: Sequence[Call],
                  patterns: Sequence[ClaimPatterns]) -> list[Violation]:
     """Violations of the reply-vs-journal rules (module docstring); ``calls`` are accepted ones."""

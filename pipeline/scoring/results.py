@@ -17,6 +17,7 @@ CheckKind = Literal[
     "case_decision", "case_required_term", "case_forbidden_term", "case_schema",
     "database_state", "database_effects", "diagnostic", "communicate",
     "action", "value_source", "silent_side_effect", "denied_but_done", "check_error",
+    "grounding", "forbidden_claim",
 ]
 ScoreName = Literal["state", "invalidation", "function", "arguments", "response"]
 SCORES: tuple[ScoreName, ...] = ("state", "invalidation", "function", "arguments", "response")
@@ -55,6 +56,9 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # booking),
     # clarification 4 ("выберите комнату" / "choose one" asks)
     "value_source": 1, "silent_side_effect": 2, "denied_but_done": 2,
+    # 1: the entities a reply names and the attribute values it states, against the tool
+    # results (the domains' entities.py); a scenario's forbidden claims read as such facts
+    "grounding": 1, "forbidden_claim": 1,
 }
 """Version of each check kind's logic, written on every ``checks`` row: bump a kind's number
 whenever what it passes or fails changes, so verdicts of different versions are told apart."""
@@ -69,7 +73,7 @@ KIND_OF_ID_PREFIX: dict[str, CheckKind] = {
     "database": "database_state", "diagnostic": "diagnostic", "communicate": "communicate",
     "action": "action", "value_source": "value_source",
     "silent_side_effect": "silent_side_effect", "denied_but_done": "denied_but_done",
-    "check_error": "check_error",
+    "check_error": "check_error", "grounding": "grounding", "claim": "forbidden_claim",
 }
 """Check kind by the prefix of its check id (``<prefix>:...`` or ``<prefix>@turn``)."""
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.catalog import Domain, Scenario
 from pipeline.scoring.journal import Journal
-from pipeline.scoring.results import SCORES, VIOLATION_ORDER, CheckResult, ScoreName
+from pipeline.scoring.results import SCORES, VIOLATION_ORDER, CheckKind, CheckResult, ScoreName
 from pipeline.scoring.state import memory_failure_check
 from pipeline.scoring.values import in_span
 
@@ -54,9 +54,16 @@ def five_scores(checks: Sequence[CheckResult]) -> dict[ScoreName, int | None]:
     return out
 
 
+CONSEQUENCES: frozenset[CheckKind] = frozenset({"grounding"})
+"""Checks whose failure is often the consequence of another at the same point: a reply names
+rooms no result gave because the search was skipped or its results reused (``fresh_call``),
+so at one point these rank after every other check."""
+
+
 def first_violation(checks: Sequence[CheckResult]) -> CheckResult | None:
     """The earliest failed check by (turn, step); a state update precedes the planner's steps,
-    and at one point VIOLATION_ORDER breaks ties. A failure with no point (a missing final
+    and at one point a consequence (``CONSEQUENCES``) ranks last and VIOLATION_ORDER breaks the
+    other ties. A failure with no point (a missing final
     call) sorts last."""
     failed = [c for c in checks if not c.passed]
     if not failed:
@@ -65,6 +72,7 @@ def first_violation(checks: Sequence[CheckResult]) -> CheckResult | None:
     return min(failed, key=lambda c: (
         c.turn if c.turn is not None else _LATE,
         c.step if c.step is not None else _LATE,
+        c.check_kind in CONSEQUENCES,
         order.get(c.score or "response", len(order)),
     ))
 

@@ -33,6 +33,9 @@ class Cell:
     passed: bool | None
     first_violation: str | None
     error: str | None
+    also_failed: tuple[str, ...] = ()
+    """The other checks that failed (counted ones): a mutant caught by an unrelated check too
+    shows it here."""
 
     @property
     def ok(self) -> bool:
@@ -48,7 +51,8 @@ class Cell:
         if self.expected is None:
             return "pass" if self.ok else f"UNEXPECTED FAIL {self.first_violation}"
         if self.ok:
-            return f"caught {self.first_violation}"
+            also = f" (+{len(self.also_failed)} other)" if self.also_failed else ""
+            return f"caught {self.first_violation}{also}"
         if self.passed:
             return f"MISSED (expected {self.expected})"
         return f"WRONG CHECK {self.first_violation} (expected {self.expected})"
@@ -67,8 +71,11 @@ def verify(suites: Sequence[Suite], modes: Sequence[MemoryMode] = MEMORY_MODES,
         for catch in spec.scenario.catches:
             if f"reference/{catch.mutant}" == spec.model.name and spec.memory_mode in catch.modes:
                 expected = readable_check_id(catch.check)  # an id copied from an old run
-        row = run_trial(spec, ctx).trial
+        result = run_trial(spec, ctx)
+        row = result.trial
+        also = tuple(c.check_id for c in result.checks if c.counted and not c.passed
+                     and c.check_id != row.first_violation_check)
         cells.append(Cell(spec.scenario.id, spec.memory_mode, spec.model.name, expected,
                           row.status, row.passed, row.first_violation_check,
-                          row.error_message))
+                          row.error_message, also))
     return cells

@@ -43,6 +43,7 @@ DISABLERS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "response:": lambda mp: _disable(mp, checks, "phrase_checks"),
     "said_vs_done": lambda mp: _disable(mp, checks, "said_vs_done_check"),
     "trajectory:": lambda mp: _disable(mp, checks, "trajectory_check"),
+    "grounding@": lambda mp: _disable(mp, checks, "grounding_checks"),
     "memory:invalid": lambda mp: mp.setattr(StructuredMemory, "_validate",
                                             lambda self, turn, state: None),
 }
@@ -92,6 +93,17 @@ def test_disabling_a_declared_check_fails_verification(prefix: str,
     wrong = [c for c in verify(suites, mutants=mutants) if not c.ok]
     assert wrong, f"disabling {prefix!r} went unnoticed"
     assert any(c.expected and c.expected.startswith(prefix) for c in wrong)
+
+
+@pytest.mark.parametrize("mutant", ["mutant-ungrounded-attribute", "mutant-invented-entity"])
+def test_the_grounding_mutants_are_caught_by_grounding_and_by_no_other_check(
+        mutant: str) -> None:
+    suites = _only_catching("grounding@")
+    cells = [c for c in verify(suites, mutants=[mutant]) if c.model.endswith(mutant)]
+    caught = [c for c in cells if c.expected is not None]
+    assert caught and all(c.ok for c in cells), [c.label() for c in cells]
+    assert {(c.first_violation, c.also_failed) for c in caught} == {("grounding@1", ())}
+    assert all(c.label() == "caught grounding@1" for c in caught)
 
 
 def test_cli_exits_non_zero_when_a_check_is_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
