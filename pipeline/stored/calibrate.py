@@ -11,7 +11,7 @@ passed where the person says it should fail), per check kind, and every disagree
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
@@ -166,6 +166,8 @@ class Disagreement:
     label: CheckLabel
     check_passed: bool
     detail: str
+    origin: str = ""
+    """The label set it came from (``<domain>/<name>``) when several were read together."""
 
 
 @dataclass
@@ -245,6 +247,53 @@ def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckL
         kind, passed, detail = found or (_kind_of(label.check_id), None, "absent")
         if not tallies.setdefault(kind, Tally()).add(passed, label.verdict):
             result.disagreements.append(Disagreement(source, label, bool(passed), detail))
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """A committed label set: ``<domain>/labels/<name>.jsonl`` and the traces it read,
+    ``<name>.traces.jsonl`` beside it. A set with ``<name>.judgments.jsonl`` beside it labels
+    the judge, not the checks (``pipeline.judge.calibrate``)."""
+
+    labels: Path
+    traces: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.labels.parent.parent.name}/{self.labels.name.removesuffix('.jsonl')}"
+
+
+def committed_label_sets(roots: Sequence[Path]) -> list[LabelSet]:
+    """Every check label set kept in the catalogs under ``roots``, by domain and name."""
+    found = []
+    for root in roots:
+        for traces in sorted(root.glob("*/labels/*.traces.jsonl")):
+            stem = traces.name.removesuffix(".traces.jsonl")
+            labels = traces.with_name(f"{stem}.jsonl")
+            if labels.is_file() and not traces.with_name(f"{stem}.judgments.jsonl").exists():
+                found.append(LabelSet(labels, traces))
+    return found
+
+
+def calibrate_sets(sets: Sequence[LabelSet], index: ScenarioIndex) -> Calibration:
+    """Every set calibrated on its own traces, summed into one ``Calibration`` whose
+    disagreements name their set."""
+    total = Calibration()
+    for label_set in sets:
+        one = calibrate(load_labels([label_set.labels]), read_traces(label_set.traces), index)
+        total.trials += one.trials
+        for source, kinds in one.by_kind.items():
+            mine = total.by_kind.setdefault(source, {})
+            for kind, tally in kinds.items():
+                into = mine.setdefault(kind, Tally())
+                into.labelled += tally.labelled
+                into.agree += tally.agree
+                into.false_alarms += tally.false_alarms
+                into.misses += tally.misses
+        total.disagreements += [replace(d, origin=label_set.name) for d in one.disagreements]
+        for source, labels in one.unmatched.items():
+            total.unmatched.setdefault(source, []).extend(labels)
+    return total
 
 
 def read_traces(path: Path) -> list[StoredTrial]:

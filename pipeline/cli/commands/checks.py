@@ -21,21 +21,33 @@ checks_app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 @checks_app.command(name="calibrate")
 def checks_calibrate(
-    labels: Annotated[list[Path], typer.Option("--labels", help="Labels (JSONL); repeatable.")],
+    labels: Annotated[list[Path] | None, typer.Option(
+        "--labels", help="Labels (JSONL); repeatable.")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Run in the warehouse.")] = None,
     traces: Annotated[Path | None, typer.Option(
         "--traces", help="Instead of --run-id: traces exported by `checks export`.")] = None,
+    committed: Annotated[bool, typer.Option(
+        "--committed", help="Every label set kept in the catalogs (<domain>/labels/<name>.jsonl "
+        "with <name>.traces.jsonl), in one table.")] = False,
 ) -> None:
     """Agreement of the checks with a person's verdicts: as recorded, and with today's checks."""
     from pipeline.catalog import CatalogError
     from pipeline.stored.calibrate import calibrate, load_labels, read_traces
     from pipeline.stored.trials import ScenarioIndex, stored_trials
 
+    if committed:
+        if labels or run_id is not None or traces is not None:
+            fail("--committed reads the catalogs' own label sets: give no --labels, --run-id "
+                 "or --traces with it")
+        _calibrate_committed()
+        return
+    if not labels:
+        fail("give --labels (or --committed)")
     if (run_id is None) == (traces is None):
         fail("give exactly one of --run-id and --traces")
     known_runs(("--run-id", run_id))
     try:
-        loaded = load_labels(labels)
+        loaded = load_labels(labels or [])
         trials = (read_traces(traces) if traces is not None
                   else stored_trials(hygiene.warehouse_root(), str(run_id)))
         wanted_run = run_id or (str(trials[0].row["run_id"]) if trials else "")
@@ -45,6 +57,25 @@ def checks_calibrate(
         result = calibrate(mine, trials, ScenarioIndex())
     except (CatalogError, ValueError, OSError) as exc:
         fail(str(exc))
+    _print_calibration(result)
+
+
+def _calibrate_committed() -> None:
+    from pipeline.catalog import CatalogError
+    from pipeline.catalog.domains import catalog_roots
+    from pipeline.stored.calibrate import calibrate_sets, committed_label_sets
+    from pipeline.stored.trials import ScenarioIndex
+
+    sets = committed_label_sets(catalog_roots())
+    if not sets:
+        fail("no label set in the catalogs (<domain>/labels/<name>.jsonl beside "
+             "<name>.traces.jsonl)")
+    try:
+        result = calibrate_sets(sets, ScenarioIndex())
+    except (CatalogError, ValueError, OSError) as exc:
+        fail(str(exc))
+    terminal.console.print(f"{len(sets)} label set(s): " + ", ".join(s.name for s in sets),
+                           markup=False)
     _print_calibration(result)
 
 
@@ -67,7 +98,9 @@ def _print_calibration(result: Any) -> None:
     for item in result.disagreements:
         what = "false alarm" if not item.check_passed else "miss"
         label = item.label
-        terminal.console.print(f"{item.source}: {what}: {label.scenario_id}/{label.memory_mode}/"
+        origin = f"{item.origin}: " if item.origin else ""
+        terminal.console.print(f"{item.source}: {what}: {origin}{label.scenario_id}/"
+                               f"{label.memory_mode}/"
                                f"r{label.repeat} {label.check_id}: {item.detail} -- {label.note}",
                                markup=False)
     for source, labels in result.unmatched.items():

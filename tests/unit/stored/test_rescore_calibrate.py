@@ -148,3 +148,65 @@ def test_a_not_applicable_label_agrees_with_an_absent_check_and_fails_a_failed_o
     assert not tally.add(False, "n/a")  # the check should not be there, and it failed the trial
     assert not tally.add(True, "fail")
     assert (tally.labelled, tally.agree, tally.false_alarms, tally.misses) == (4, 2, 1, 1)
+
+
+REPO = Path(__file__).resolve().parents[3]
+R2_CHAT = "c33686d5ab1cf1c91b7b055da6be8947"
+"""local-2-after, R2 chat: rooms re-listed with "внешний аудитор" as a feature."""
+
+
+def _label_set(folder: Path, name: str, labels: list[dict[str, object]]) -> None:
+    source = REPO / "catalogs" / "meeting_rooms" / "labels" / "local-2-after.traces.jsonl"
+    trace = next(line for line in source.read_text("utf-8").splitlines() if R2_CHAT in line)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.traces.jsonl").write_text(trace + "\n", "utf-8")
+    (folder / f"{name}.jsonl").write_text(
+        "".join(json.dumps({"run_id": "local-2-after", "trial_id": R2_CHAT, "scenario_id": "R2",
+                            "memory_mode": "chat", "repeat": 0, **label}) + "\n"
+                for label in labels), "utf-8")
+
+
+def test_every_committed_label_set_is_found_and_a_judges_set_is_left_out(
+        tmp_path: Path) -> None:
+    from pipeline.stored.calibrate import committed_label_sets
+
+    _label_set(tmp_path / "meeting_rooms" / "labels", "one", [])
+    _label_set(tmp_path / "orders" / "labels", "judged", [])
+    (tmp_path / "orders" / "labels" / "judged.judgments.jsonl").write_text("")
+    (tmp_path / "orders" / "labels" / "lonely.jsonl").write_text("")  # no traces beside it
+    assert [s.name for s in committed_label_sets([tmp_path])] == ["meeting_rooms/one"]
+    bundled = {s.name for s in committed_label_sets([REPO / "catalogs"])}
+    assert {"meeting_rooms/local-1", "guest_pass/local-2-after", "orders/local-2-before"
+            } <= bundled
+    assert "orders/local-judge-1" not in bundled
+
+
+def test_label_sets_are_summed_and_each_disagreement_names_its_set(tmp_path: Path) -> None:
+    from pipeline.stored.calibrate import calibrate_sets, committed_label_sets
+
+    _label_set(tmp_path / "meeting_rooms" / "labels", "a", [
+        {"check_id": "trial", "verdict": "fail"},
+        {"check_id": "grounding@2", "verdict": "fail"}])
+    _label_set(tmp_path / "meeting_rooms" / "labels", "b", [
+        {"check_id": "grounding@1", "verdict": "pass"},
+        {"check_id": "grounding@2", "verdict": "pass", "note": "a reader who disagrees"}])
+    result = calibrate_sets(committed_label_sets([tmp_path]), ScenarioIndex())
+    assert result.trials == 2
+    today = result.by_kind["today"]
+    assert (today["grounding"].labelled, today["grounding"].agree) == (3, 2)
+    assert today["trial"].agree == 1
+    (wrong,) = [d for d in result.disagreements if d.source == "today"]
+    assert (wrong.origin, wrong.label.check_id, wrong.check_passed) == (
+        "meeting_rooms/b", "grounding@2", False)
+
+
+@pytest.mark.slow  # rescores every committed trial (a few seconds)
+def test_the_cli_calibrates_every_committed_label_set_in_one_table() -> None:
+    from pipeline.cli import app as cli
+
+    result = CliRunner().invoke(cli.app, ["checks", "calibrate", "--committed"])
+    assert result.exit_code == 0, result.output
+    assert "meeting_rooms/local-1" in result.output and "guest_pass/local-2-after" in result.output
+    assert result.output.count("check calibration:") == 1
+    refused = CliRunner().invoke(cli.app, ["checks", "calibrate", "--committed", "--run-id", "x"])
+    assert refused.exit_code != 0
