@@ -71,6 +71,13 @@ DENIAL_PATTERNS: tuple[DenialPatterns, ...] = (
         r"\b(?:could\s+not|couldn['’]t|unable\s+to|failed\s+to)\s+(?:book|reserve)\b",
         r"\b(?:booking|reservation)\s+(?:was\s+|has\s+been\s+)?(?:denied|rejected|declined"
         r"|failed)\b",
+        offers=(
+            r"\b(?:would|do)\s+you\s+(?:like|want)\s+(?:me\s+)?to\s+(?:reserve|book)\b",
+            r"\b(?:shall|should)\s+i\s+(?:reserve|book)\b",
+            r"\bкакую\b[^?]*\b(?:за)?бронир\w*",
+            r"^(?:за)?бронир(?:овать|уем|ую)\b",
+            r"\b(?:хотите|желаете)\b[^?]*\b(?:за)?бронировать\b",
+        ),
     ),
     DenialPatterns.of(
         "send_email",

@@ -68,15 +68,19 @@ class DenialPatterns:
 
     tool: str
     patterns: tuple[re.Pattern[str], ...]
+    offers: tuple[re.Pattern[str], ...] = ()
+    """Questions that offer the action as still to come ("which one would you like to
+    reserve?"): said right after the action took effect in the same turn, they deny it."""
 
     def __post_init__(self) -> None:
         if not self.patterns:
             raise ValueError(f"denial patterns for {self.tool!r} are empty")
 
     @classmethod
-    def of(cls, tool: str, *regexes: str) -> DenialPatterns:
-        """Compile ``regexes`` case-insensitively."""
-        return cls(tool, tuple(re.compile(r, _I) for r in regexes))
+    def of(cls, tool: str, *regexes: str, offers: Sequence[str] = ()) -> DenialPatterns:
+        """Compile ``regexes`` and ``offers`` case-insensitively."""
+        return cls(tool, tuple(re.compile(r, _I) for r in regexes),
+                   tuple(re.compile(r, _I) for r in offers))
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,15 @@ def find_denials(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[st
         found += [(p.tool, clause) for p in patterns
                   if any(r.search(clause) for r in p.patterns)]
     return found
+def find_offers(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[str, str]]:
+    """(tool, clause) of each question of ``text`` that offers a tool's action as still to
+    come (``DenialPatterns.offers``); an offer of another one ("ещё одну", "another") is
+    none."""
+    return [(p.tool, clause) for clause in split_clauses(text)
+            if _is_question(clause) and not _SCOPED.search(clause)
+            for p in patterns if any(r.search(clause) for r in p.offers)]
+
+
 def asserted_in(clause: str, start: int, end: int) -> bool:
     """Whether the words at ``clause[start:end]`` are stated: the clause is no question and
     they are neither negated nor conditional in their comma segment."""

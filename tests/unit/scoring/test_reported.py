@@ -117,3 +117,30 @@ def test_a_domain_without_patterns_has_no_report_checks() -> None:
     domain = load_domain("tau2_retail")
     assert silent_side_effect_check(Journal.of([]), domain, [], False) is None
     assert denied_but_done_check(Journal.of([]), domain, []) is None
+
+
+def test_asking_which_room_to_reserve_right_after_reserving_is_denied_but_done() -> None:
+    """local-1, F3 summary: reserve_room at turn 1 step 0, then "Now that you've found the
+    rooms, which one would you like to reserve?" at step 2."""
+    denied = check(rescored("053796cdd6"), "denied_but_done")
+    assert not denied.passed and (denied.turn, denied.step) == (1, 2)
+    assert "which one would you like to reserve?" in denied.detail
+
+
+@pytest.mark.parametrize(("reply", "passed"), [
+    ("Какую из них забронировать?", False),
+    ("Would you like me to book amber?", False),
+    ("Would you like to book another room?", True),  # another one: nothing said of this one
+    ("Забронировал amber. Что-нибудь ещё?", True),
+])
+def test_an_offer_of_the_booking_made_in_its_turn_denies_it(reply: str, passed: bool) -> None:
+    domain = load_domain("meeting_rooms")
+    result = denied_but_done_check(_booked(reply), domain, [Reply(1, 1, reply)])
+    assert result is not None and result.passed is passed, result
+
+
+def test_an_offer_in_a_later_turn_than_the_booking_is_a_new_question() -> None:
+    domain = load_domain("meeting_rooms")
+    later = [Reply(2, 0, "Would you like to book it again for tomorrow?")]
+    result = denied_but_done_check(_booked("Забронировал amber."), domain, later)
+    assert result is not None and result.passed
