@@ -162,3 +162,28 @@ def test_the_latest_result_about_a_room_is_the_one_that_counts() -> None:
 def test_a_domain_without_entities_has_no_grounding_check() -> None:
     assert grounding_checks(_searched("amber"), load_domain("orders")) == []
 
+
+def _order_journal(reply: str, status: str = "pending") -> Journal:
+    order = {"order_id": "#W2611340", "user_id": "u1", "status": status, "items": []}
+    return Journal.of([
+        UserMessage(turn=1, content="Where is my order?"),
+        AssistantMessage(turn=1, step=0),
+        ToolCall(turn=1, step=0, tool_name="get_order_details",
+                 arguments=json.dumps({"order_id": "#W2611340"})),
+        ToolResult(turn=1, step=0, tool_name="get_order_details", result=json.dumps(order)),
+        AssistantMessage(turn=1, step=1, content=reply),
+    ])
+
+
+@pytest.mark.parametrize(("reply", "status", "problem"), [
+    ("Your order #W2611340 is still pending.", "pending", None),
+    ("Your order #W2611340 is pending.", "pending (item modified)", None),
+    ("Your order #W2611340 has been delivered.", "pending", "status=delivered"),
+    ("Order #W2611340 is pending, so it can be cancelled.", "pending", None),
+    ("Your order #W7777777 was cancelled.", "pending", "'#W7777777' that no tool result"),
+])
+def test_tau2_retail_orders_and_their_statuses_are_grounded(reply: str, status: str,
+                                                            problem: str | None) -> None:
+    (result,) = grounding_checks(_order_journal(reply, status), load_domain("tau2_retail"))
+    assert result.passed is (problem is None), result.detail
+    assert problem is None or problem in result.detail
