@@ -8,7 +8,7 @@ from conftest import MEETING_SUITE
 
 from pipeline.catalog import load_domain, load_suite
 from pipeline.scoring import score_trial
-from pipeline.trace import AssistantMessage, ToolCall, Trace, UserMessage
+from pipeline.trace import AssistantMessage, ToolCall, ToolResult, Trace, UserMessage
 
 AT = "2026-08-07T15:00:00+03:00"
 DOMAIN = load_domain("meeting_rooms")
@@ -20,9 +20,14 @@ def _scenario(scenario_id: str):  # type: ignore[no-untyped-def]
 
 
 def _search(trace: Trace, turn: int, step: int, capacity: int) -> None:
+    """A search and the rooms the domain's own ``search_rooms`` answers."""
+    arguments = {"capacity": capacity, "starts_at": AT, "required_features": ["экран"]}
     trace.add(AssistantMessage(turn=turn, step=step))
-    trace.add(ToolCall(turn=turn, step=step, tool_name="search_rooms", arguments=json.dumps(
-        {"capacity": capacity, "starts_at": AT, "required_features": ["экран"]})))
+    trace.add(ToolCall(turn=turn, step=step, tool_name="search_rooms",
+                       arguments=json.dumps(arguments)))
+    result = DOMAIN.read_tools["search_rooms"](dict(DOMAIN.seed_state), arguments)
+    trace.add(ToolResult(turn=turn, step=step, tool_name="search_rooms",
+                         result=json.dumps(result, ensure_ascii=False)))
 
 
 def _reply(trace: Trace, turn: int, step: int, text: str) -> None:
