@@ -39,6 +39,7 @@ from pipeline.scoring.results import CheckResult
 from pipeline.trace import Event, ToolResult, UserMessage
 
 _I = re.IGNORECASE
+_BRACES = re.compile(r"[{}]")
 _SEGMENT_BREAK = re.compile(r"[,:;—–()]|\s-\s")
 _TITLE = re.compile(r"^(?:\d+[.)]|[-*•]|#{1,6})\s*(?:\*\*)?(?P<title>[A-ZА-ЯЁ][^:*\n]{0,40}?)"
                     r"(?:\*\*)?\s*:?\s*$")
@@ -132,18 +133,39 @@ def read_reply(text: str, kind: EntityKind, introduced: Introduced) -> Reading:
         owner: Mention | None = None
         named = len(mentions)
         for index, line in enumerate(block):
-            for clause in split_clauses(line):
-                found = _mentions(clause, kind, introduced)
-                mentions += found
-                if index == 0 and owner is None and found:
-                    owner = found[0]
-                claims += _claims(clause, kind, found, owner if index > 0 else None)
+            for piece, clauses, found in _pieces(line, kind, introduced):
+                mentions += [m for each in found for m in each]
+                if index == 0 and owner is None and mentions[named:]:
+                    owner = mentions[named]
+                fallback = piece or (owner if index > 0 else None)
+                for clause, here in zip(clauses, found, strict=True):
+                    claims += _claims(clause, kind, here, fallback)
         if len(mentions) == named and len(block) > 1:
             titled = _titled(block, kind)
             if titled is not None:
                 mentions.append(titled[0])
                 claims += titled[1]
     return Reading(tuple(mentions), tuple(claims))
+
+
+def _clauses(line: str) -> list[str]:
+    return [clause for piece in _BRACES.split(line) for clause in split_clauses(piece)]
+
+
+_Piece = tuple[Mention | None, list[str], list[list[Mention]]]
+
+
+def _pieces(line: str, kind: EntityKind, introduced: Introduced) -> Iterator[_Piece]:
+    """A line cut at its braces, each piece with its clauses and their mentions: a JSON object
+    a reply writes names one entity, whose values are all its own (before its name or after),
+    never the object's before it; that entity comes first."""
+    braced = _BRACES.search(line) is not None
+    for text in _BRACES.split(line):
+        clauses = split_clauses(text)
+        found = [_mentions(clause, kind, introduced) for clause in clauses]
+        named = {m.written.casefold(): m for each in found for m in each}
+        yield (next(iter(named.values())) if braced and len(named) == 1 else None,
+               clauses, found)
 
 
 def _blocks(text: str) -> Iterator[list[str]]:
@@ -170,7 +192,7 @@ def _titled(block: list[str], kind: EntityKind) -> tuple[Mention, list[Claim]] |
     if title.casefold() in kind.not_names:
         return None
     mention = Mention(0, 0, title, None, True)
-    claims = [claim for line in block[1:] for clause in split_clauses(line)
+    claims = [claim for line in block[1:] for clause in _clauses(line)
               for claim in _claims(clause, kind, [], mention)]
     return (mention, claims) if claims else None
 
