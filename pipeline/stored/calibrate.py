@@ -252,8 +252,10 @@ def _compare(result: Calibration, source: VerdictSource, labels: Sequence[CheckL
 @dataclass(frozen=True)
 class LabelSet:
     """A committed label set: ``<domain>/labels/<name>.jsonl`` and the traces it read,
-    ``<name>.traces.jsonl`` beside it. A set with ``<name>.judgments.jsonl`` beside it labels
-    the judge, not the checks (``pipeline.judge.calibrate``)."""
+    ``<run>.traces.jsonl`` beside it, ``<run>`` being ``<name>`` up to its first dot (a later
+    reading of the same traces: ``local-1.grounding.jsonl`` reads ``local-1.traces.jsonl``). A
+    set with ``<name>.judgments.jsonl`` beside it labels the judge, not the checks
+    (``pipeline.judge.calibrate``)."""
 
     labels: Path
     traces: Path
@@ -263,14 +265,19 @@ class LabelSet:
         return f"{self.labels.parent.parent.name}/{self.labels.name.removesuffix('.jsonl')}"
 
 
+_NOT_LABELS = (".traces.jsonl", ".judgments.jsonl")
+
+
 def committed_label_sets(roots: Sequence[Path]) -> list[LabelSet]:
     """Every check label set kept in the catalogs under ``roots``, by domain and name."""
     found = []
     for root in roots:
-        for traces in sorted(root.glob("*/labels/*.traces.jsonl")):
-            stem = traces.name.removesuffix(".traces.jsonl")
-            labels = traces.with_name(f"{stem}.jsonl")
-            if labels.is_file() and not traces.with_name(f"{stem}.judgments.jsonl").exists():
+        for labels in sorted(root.glob("*/labels/*.jsonl")):
+            if labels.name.endswith(_NOT_LABELS):
+                continue
+            name = labels.name.removesuffix(".jsonl")
+            traces = labels.with_name(f"{name.split('.')[0]}.traces.jsonl")
+            if traces.is_file() and not labels.with_name(f"{name}.judgments.jsonl").exists():
                 found.append(LabelSet(labels, traces))
     return found
 

@@ -93,6 +93,31 @@ def test_rooms_invented_under_a_list_title_fail_in_russian() -> None:
     assert "(+2 more)" in invented.detail
 
 
+def test_a_json_object_the_reply_writes_names_one_room_and_holds_its_values() -> None:
+    """local-1, R1 summary r2: turn 2 is a made-up <tool_response> listing amber with
+    видеосвязь; each object's values are its own room's (its id comes last in the object)."""
+    grounded = check(rescored("2131960f"), "grounding@2")
+    assert not grounded.passed
+    assert grounded.detail == "amber features=видеосвязь: search_rooms gave features=['экран']"
+
+
+def test_the_committed_grounding_labels_agree_but_for_a_claim_said_without_its_feature(
+        ) -> None:
+    """catalogs/meeting_rooms/labels/*.grounding.jsonl: the grounding and forbidden-claim
+    verdicts of 19 real trials as read for this issue. The one miss: "Amber ... подходит по
+    всем требованиям" claims the confidentiality R2 forbids without naming it (the phrase
+    fallback catches it)."""
+    from pipeline.catalog.domains import catalog_roots
+    from pipeline.stored.calibrate import calibrate_sets, committed_label_sets
+
+    sets = [s for s in committed_label_sets(catalog_roots()) if ".grounding" in s.name]
+    result = calibrate_sets(sets, ScenarioIndex())
+    assert result.by_kind["today"]["grounding"].agreement == 1.0
+    assert [(d.label.trial_id[:8], d.label.check_id) for d in result.disagreements
+            if d.source == "today"] == [
+        ("aee630ce", "claim:forbids:features=конфиденциальность@2")]
+
+
 def test_a_list_of_what_the_search_gave_is_grounded() -> None:
     """local-2-after, R2 chat turn 1: "1. Amber - 15:00, 6 человек, экран" and so on."""
     assert check(_after("c33686d5"), "grounding@1").passed

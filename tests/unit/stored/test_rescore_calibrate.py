@@ -174,10 +174,14 @@ def test_every_committed_label_set_is_found_and_a_judges_set_is_left_out(
     _label_set(tmp_path / "orders" / "labels", "judged", [])
     (tmp_path / "orders" / "labels" / "judged.judgments.jsonl").write_text("")
     (tmp_path / "orders" / "labels" / "lonely.jsonl").write_text("")  # no traces beside it
-    assert [s.name for s in committed_label_sets([tmp_path])] == ["meeting_rooms/one"]
+    later = tmp_path / "meeting_rooms" / "labels" / "one.later.jsonl"  # reads one.traces.jsonl
+    later.write_text("")
+    found = committed_label_sets([tmp_path])
+    assert [s.name for s in found] == ["meeting_rooms/one", "meeting_rooms/one.later"]
+    assert found[0].traces == found[1].traces
     bundled = {s.name for s in committed_label_sets([REPO / "catalogs"])}
-    assert {"meeting_rooms/local-1", "guest_pass/local-2-after", "orders/local-2-before"
-            } <= bundled
+    assert {"meeting_rooms/local-1", "meeting_rooms/local-1.grounding",
+            "guest_pass/local-2-after", "orders/local-2-before"} <= bundled
     assert "orders/local-judge-1" not in bundled
 
 
