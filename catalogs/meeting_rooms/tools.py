@@ -50,3 +50,16 @@ def state_invariants(state: dict[str, Any]) -> list[str]:
     if state.get("status") == "needs_clarification" and permissions.get("reserve_room"):
         broken.append("status needs_clarification requires permissions.reserve_room = false")
     return broken
+
+
+def state_equivalent(path: str, actual: Any, expected: Any, state: Any,
+                     golden: dict[str, Any]) -> bool:
+    """A limit of 1 left null says the same when sort_by carries the order the golden state
+    gives: "book the cheapest" books one room whatever the limit (a limit of 2, "compare the
+    two cheapest", is no such case)."""
+    if path != "constraints.limit" or expected != 1 or actual is not None:
+        return False
+    constraints = state.get("constraints") if isinstance(state, dict) else None
+    wanted = golden.get("constraints", {}).get("sort_by")
+    return (isinstance(constraints, dict) and wanted is not None
+            and constraints.get("sort_by") == wanted)

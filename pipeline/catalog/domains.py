@@ -49,6 +49,9 @@ WriteTool = Callable[[Any, dict[str, Any]], Any]
 """A database domain's write tool: (the trial's sqlite3.Connection, arguments) -> result; a
 result with an ``error`` is the server's refusal."""
 StateInvariants = Callable[[dict[str, Any]], list[str]]
+StateEquivalent = Callable[[str, Any, Any, Any, dict[str, Any]], bool]
+"""(path, actual value, golden value, actual state, golden state) -> whether the actual value
+says the same as the golden one in this domain (an encoding the domain accepts)."""
 CATALOGS_ENV = "AGENTSWEEP_CATALOGS"
 _extra_roots: list[Path] = []
 
@@ -135,6 +138,9 @@ class Domain:
     """JSON Schema of the agent's structured state (structured memory mode)."""
     state_invariants: StateInvariants | None = None
     """Domain invariants over a structured state, beyond the schema."""
+    state_equivalent: StateEquivalent | None = None
+    """Encodings of a structured state's values the domain accepts beside the golden ones
+    (``state_equivalent`` in ``tools.py``): "the cheapest" said by ``sort_by`` alone."""
     claim_patterns: tuple[Any, ...] = ()
     """The response check's patterns of "this tool's action was done" (``claims.py``)."""
     languages: tuple[Any, ...] = ()
@@ -240,6 +246,7 @@ def _load(path: Path) -> Domain:
         read_tools=read_tools,
         state_schema=read_json(schema_path)[0] if schema_path.is_file() else None,
         state_invariants=getattr(module, "state_invariants", None),
+        state_equivalent=getattr(module, "state_equivalent", None),
         reply_ids=tuple(re.compile(p) for p in catalog.reply_ids),
         **_claims_module(claims, name),
         entities=_entities(path / "entities.py", name),

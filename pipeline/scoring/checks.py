@@ -179,7 +179,8 @@ def _turn_checks(journal: Journal, scenario: Scenario, memory_mode: str,
                                           and number > journal.last_turn):
             break  # the dialog ended: by an agent error, or a conditional turn not played
         if memory_mode == "structured":
-            results += state_checks(number, turn, journal.memory_after.get(number))
+            results += state_checks(number, turn, journal.memory_after.get(number),
+                                    domain.state_equivalent)
         elif memory_mode == "summary":
             results += summary_checks(number, turn, journal.memory_after.get(number),
                                       domain.languages)

@@ -41,7 +41,7 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # language; reply_language 4: a reply with no prose is judged by all its letters
     # (blind labels of real trials, issue 25)
     "forbidden_tool": 2, "required_tool": 2, "argument_constraint": 2, "final_value": 2,
-    "fresh_call": 2, "trajectory": 2, "state_value": 2, "summary_term": 4, "said_vs_done": 5,
+    "fresh_call": 2, "trajectory": 2, "state_value": 3, "summary_term": 4, "said_vs_done": 5,
     "clarification": 4, "response_phrase": 3, "reply_language": 4, "agent_outcome": 1,
     "case_decision": 1, "case_required_term": 1, "case_forbidden_term": 1, "case_schema": 1,
     "database_state": 1, "database_effects": 1, "diagnostic": 1,
@@ -56,6 +56,8 @@ CHECK_VERSIONS: dict[CheckKind, int] = {
     # booking),
     # clarification 4 ("выберите комнату" / "choose one" asks)
     "value_source": 1, "silent_side_effect": 2, "denied_but_done": 2,
+    # state_value 3: a value the domain accepts as the golden one's (its state_equivalent:
+    # the cheapest said by sort_by alone, a limit of 1 left null) passes (issue 43)
     # 1: the entities a reply names and the attribute values it states, against the tool
     # results (the domains' entities.py); a scenario's forbidden claims read as such facts
     "grounding": 1, "forbidden_claim": 1,

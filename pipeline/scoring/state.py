@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pipeline.catalog.domains import StateEquivalent
 from pipeline.catalog.models import Turn, phrasings
 from pipeline.catalog.state_paths import state_leaves
 from pipeline.scoring.journal import Journal
@@ -35,7 +36,10 @@ def memory_failure_check(journal: Journal) -> CheckResult | None:
     return None
 
 
-def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[CheckResult]:
+def state_checks(turn_no: int, turn: Turn, actual_json: str | None,
+                 equivalent: StateEquivalent | None = None) -> list[CheckResult]:
+    """Every leaf of the turn's golden state against the agent's state; ``equivalent``: the
+    domain's accepted encodings (a value that differs and says the same passes, so noted)."""
     if turn.state is None:
         return []
     try:
@@ -45,9 +49,13 @@ def state_checks(turn_no: int, turn: Turn, actual_json: str | None) -> list[Chec
     results = []
     for path, expected in state_leaves(turn.state):
         value = _lookup(actual, path)
-        ok = same_value(value, expected)
+        same = same_value(value, expected)
+        accepted = (not same and equivalent is not None
+                    and equivalent(path, value, expected, actual, turn.state))
+        ok = same or accepted
         detail = (f"{path}={json.dumps(value, ensure_ascii=False)}"
-                  + ("" if ok else f", expected {json.dumps(expected, ensure_ascii=False)}"))
+                  + ("" if same else f", expected {json.dumps(expected, ensure_ascii=False)}")
+                  + (" (the domain accepts it as the same)" if accepted else ""))
         results.append(CheckResult(f"state:{path}@{turn_no}", "state_value", ok,
                                    None if ok else turn_no, None if ok else 0, detail, "state"))
     return results

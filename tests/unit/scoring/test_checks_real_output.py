@@ -12,7 +12,7 @@ from pipeline.catalog import load_domain, load_suite
 from pipeline.scoring import Journal, score_trial
 from pipeline.scoring.journal import Reply
 from pipeline.scoring.replies import language_check, said_vs_done_check, script_of
-from pipeline.scoring.state import summary_checks
+from pipeline.scoring.state import state_checks, summary_checks
 from pipeline.trace import AssistantMessage, MemoryUpdate, ToolCall, Trace, UserMessage
 
 AT = "2026-08-07T15:00:00+03:00"
@@ -184,8 +184,28 @@ def test_todays_checks_agree_with_the_person_on_the_committed_real_traces() -> N
     # R1 summary r2 turn 2, a made-up <tool_response> (said_vs_done fails it), both with
     # Russian values. local-1 read them as not Russian; the blind labels of local-2 read seven
     # such replies as Russian (reply_language 4 judges a reply without prose by its letters)
+    # V3 structured r0 (92d2c920) turn 3: "book the cheapest" kept as sort_by price_asc with
+    # the limit left null; local-1 read it as a failure, the later blind readings (issue 43)
+    # as a harmless encoding, and the domain accepts it (state_equivalent)
     assert misses == ["GP-C1 trajectory:create_pass", "GP-F1 reply_language",
-                      "GP-V2 reply_language", "R1 reply_language"]
+                      "GP-V2 reply_language", "R1 reply_language", "V3 state:constraints.limit"]
     assert recorded.false_alarms > 50  # the checks as the run recorded them, before the fixes
     trial_level = result.by_kind["today"]["trial"]
     assert trial_level.agree == trial_level.labelled == 51
+
+
+def test_a_limit_left_null_when_sort_by_carries_the_cheapest_is_the_same_state() -> None:
+    """local-1, V3 structured r0, turn 3 ("book the cheapest suitable"): the state keeps
+    sort_by price_asc and leaves limit null; booking one room needs no limit of 1."""
+    from helpers.real_traces import check
+
+    limit = check("92d2c920", "state:constraints.limit@3")
+    assert limit.passed and limit.detail.endswith("(the domain accepts it as the same)")
+    assert not check("92d2c920", "state:goal@3").passed  # its goal is still wrong
+    compare = _scenario("F1").turns[1]  # "compare the two cheapest": the 2 is the request
+    assert compare.state is not None
+    state = json.loads(json.dumps(compare.state))
+    state["constraints"]["limit"] = None
+    (result,) = [c for c in state_checks(2, compare, json.dumps(state), load_domain(
+        "meeting_rooms").state_equivalent) if c.check_id == "state:constraints.limit@2"]
+    assert not result.passed
