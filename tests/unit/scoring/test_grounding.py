@@ -212,3 +212,20 @@ def test_tau2_retail_orders_and_their_statuses_are_grounded(reply: str, status: 
     (result,) = grounding_checks(_order_journal(reply, status), load_domain("tau2_retail"))
     assert result.passed is (problem is None), result.detail
     assert problem is None or problem in result.detail
+
+
+def test_every_bundled_forbidden_claim_names_what_its_domain_declares() -> None:
+    from pipeline.catalog import bundled_suites, load_suites
+    from pipeline.catalog.models import ForbiddenClaim
+    from pipeline.scoring.grounding import _declared
+
+    rules = [(loaded.scenario.domain, rule) for suite in load_suites(bundled_suites())
+             for loaded in suite.scenarios for turn in loaded.scenario.turns
+             for rule in turn.forbidden_claims]
+    assert {rule.value for _, rule in rules} >= {"конфиденциальность", "звукоизоляция"}
+    for name, rule in rules:
+        _declared(rule, load_domain(name).entities, name)
+    with pytest.raises(ValueError, match="declares no such attribute value"):
+        _declared(ForbiddenClaim(attribute="features", value="проектор"),
+                  load_domain("meeting_rooms").entities, "meeting_rooms")
+
