@@ -118,6 +118,15 @@ def test_the_committed_grounding_labels_agree_but_for_a_claim_said_without_its_f
         ("aee630ce", "claim:forbids:features=конфиденциальность@2")]
 
 
+def test_a_room_named_in_a_russian_sentence_that_no_search_gave_fails() -> None:
+    """local-1, R1 structured r2: the search (with "screen" for "экран") found no room, the
+    model booked "R101" anyway and wrote "Да, я могу забронировать комнату R101" each turn."""
+    for turn in (1, 2, 3):
+        invented = check(rescored("7d555457"), f"grounding@{turn}")
+        assert not invented.passed
+        assert invented.detail == "room 'R101' that no tool result or user turn introduced"
+
+
 def test_a_list_of_what_the_search_gave_is_grounded() -> None:
     """local-2-after, R2 chat turn 1: "1. Amber - 15:00, 6 человек, экран" and so on."""
     assert check(_after("c33686d5"), "grounding@1").passed
