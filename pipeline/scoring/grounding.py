@@ -7,9 +7,10 @@ the entities it names (by the name a tool result gave, an alias, or a ``mention`
 captures a name used as an entity's) and the attribute values it states (a feature, a price).
 A value belongs to the entity named last before it in its clause, else to those named in its
 comma segment, else, on an indented line, to the entity its block's first line names; a value
-that is negated, conditional or asked about states nothing. A block that names no entity, whose
-first line is a bare title ("1. **Матрица 10x10**") and whose indented lines state attributes,
-names an entity by that title.
+that is negated, conditional or asked about states nothing. A JSON object a reply writes (text
+between braces) that names one entity holds that entity's values, wherever its name stands. A
+block that names no entity, whose first line is a bare title ("1. **Матрица 10x10**") and
+whose indented lines state attributes, names an entity by that title.
 
 Two checks read these facts:
 
