@@ -11,6 +11,8 @@ import atexit
 import functools
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,11 +62,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["AGENTSWEEP_ALLOW_MODEL_REQUESTS"] = "1"
 
 
-GROUP_OF_FIXTURE = {"ray_local": "ray", "prefect_harness": "ray", "local_server": "local-model"}
+GROUP_OF_FIXTURE = {"ray_local": "ray", "prefect_harness": "ray", "local_server": "local-model",
+                    "stack_home": "stack"}
 """Under pytest-xdist (``make test``: ``--dist loadgroup``) the tests that share a session's
-Ray and Prefect harness run on one worker, and so do those of the local model's server: each
-is started once, not once per worker. Tests that start a llama.cpp server of their own (in a
-sweep) join the local model's group explicitly: two servers at once would starve each other."""
+Ray and Prefect harness run on one worker, and so do those of the local model's server and
+those of the warm stack (``agentsweep up``): each is started once, not once per worker. Tests
+that start a llama.cpp server of their own (in a sweep) join the local model's group
+explicitly: two servers at once would starve each other."""
 
 
 SLOW_FIXTURES = {*GROUP_OF_FIXTURE, "s3_endpoint"}
@@ -74,6 +78,7 @@ request to it a round trip through moto). A test that needs one belongs to the s
 test, CI), not to the developer loop (make test-fast)."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -88,6 +93,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the node ids to its scheduler
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Each test of an ``xdist_group`` to its group's worker. pytest-xdist 3.8 tells its
+    scheduler a test's group by a suffix ``@group`` on the test's node id, written to a field
+    pytest 9.2 no longer reads (pytest-dev/pytest-xdist#1386): the groups were silently
+    ignored (three Rays, three Prefect APIs, local models side by side). Where the suffix did
+    not take, it is written to the id pytest reads, as the fix proposed upstream does."""
+    if not session.config.getvalue("loadgroup"):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in session.items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and not item.nodeid.endswith("@" + "_".join(names)):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 def descendants(pid: int) -> list[int]:
@@ -156,6 +179,35 @@ def local_server() -> Iterator[Any]:
     with LocalModelServer(spec, ensure_weights(spec),
                           ServeOptions(slots=1, threads=2, ctx_per_slot=4096)) as server:
         yield server
+
+
+STACK_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+"""Keys the warm stack is started without: what runs on it is keyless (tests/e2e/test_doors.py)."""
+
+
+def stack_env(home: Path) -> dict[str, str]:
+    """The environment of a command a user runs against the stack of ``home``: no Prefect or
+    Ray settings of this session, no provider key, progress lines off."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PREFECT_", "RAY_")) and k not in STACK_KEYS}
+    env.update(AGENTSWEEP_HOME=str(home), AGENTSWEEP_PROGRESS="0")
+    return env
+
+
+@pytest.fixture(scope="session")
+def stack_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home of one warm stack (``agentsweep up``, keyless) for every test that runs on one
+    (the docs' examples, the doors): started once, on the one worker of its group."""
+    home = tmp_path_factory.mktemp("stack") / "home"
+    agentsweep = str(Path(sys.executable).parent / "agentsweep")
+    up = subprocess.run([agentsweep, "up"], env=stack_env(home), capture_output=True,
+                        text=True, timeout=300, check=False)
+    assert up.returncode == 0, up.stdout + up.stderr
+    try:
+        yield home
+    finally:
+        subprocess.run([agentsweep, "down"], env=stack_env(home), capture_output=True,
+                       timeout=120, check=False)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,18 +30,13 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("docs") / "home"
-    subprocess.run(["agentsweep", "up"], env=_env(home), check=True, capture_output=True,
-                   timeout=300)
-    yield home
-    subprocess.run(["agentsweep", "down"], env=_env(home), check=False, capture_output=True,
-                   timeout=120)
+@pytest.fixture
+def stack(stack_home: Path) -> Path:
+    """The session's warm stack (conftest.py): every test of the docs runs on it."""
+    return stack_home
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("docs-stack")
 def test_the_stacks_prefect_ui_asks_the_stacks_own_api(stack: Path) -> None:
     """The UI of ``agentsweep up`` reads its API's address from /ui-settings: it must be the
     stack's port, not Prefect's default 4200 (the UI showed no run)."""
@@ -59,7 +53,6 @@ def test_the_stacks_prefect_ui_asks_the_stacks_own_api(stack: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("docs-stack")
 def test_the_stacks_prefect_ui_lists_a_run_by_its_name(stack: Path) -> None:
     """Prefect's UI from ``agentsweep up``, in headless Chromium: its runs page lists a run
     made on the stack, by the run's id, and asked nothing of any address but the stack's."""
@@ -91,7 +84,6 @@ def test_the_docs_have_examples_to_run() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("docs-stack")  # one warm stack for every test of the docs
 @pytest.mark.parametrize("path", [p for p in DOCS if commands(p)], ids=lambda p: p.name)
 def test_every_shell_example_runs(stack: Path, path: Path) -> None:
     for command in commands(path):
@@ -112,7 +104,6 @@ def the_docs_agent() -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("docs-stack")
 def test_the_docs_agent_runs_on_ray_and_the_mutant_fails_it_as_it_fails_ours(
         stack: Path, tmp_path: Path) -> None:
     """docs/agents.md as a newcomer follows it: the agent its quick start shows, saved as a

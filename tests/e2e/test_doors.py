@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,16 +78,10 @@ def test_a_flow_program_refuses_a_mistake_of_its_spec_before_prefect_starts(
     assert not (home / "warehouse").exists() and not (home / "prefect").exists()
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
-    home = tmp_path_factory.mktemp("stack") / "home"
-    up = _agentsweep(home, "up")
-    assert up.returncode == 0, up.stderr
-    state = json.loads((home / "stack" / "stack.json").read_text("utf-8"))
-    try:
-        yield home, state
-    finally:
-        _agentsweep(home, "down")
+@pytest.fixture
+def stack(stack_home: Path) -> tuple[Path, dict[str, Any]]:
+    """The session's warm stack (conftest.py) and its state."""
+    return stack_home, json.loads((stack_home / "stack" / "stack.json").read_text("utf-8"))
 
 
 def _flow_runs(state: dict[str, Any], name: str) -> list[dict[str, Any]]:
