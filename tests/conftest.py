@@ -102,7 +102,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     pytest 9.2 no longer reads (pytest-dev/pytest-xdist#1386): the groups were silently
     ignored (three Rays, three Prefect APIs, local models side by side). Where the suffix did
     not take, it is written to the id pytest reads, as the fix proposed upstream does."""
-    if not session.config.getvalue("loadgroup"):
+    if not getattr(session.config.option, "loadgroup", False):  # set on xdist workers only
         return
     from _pytest.nodeid import NodeId
 
