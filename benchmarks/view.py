@@ -105,8 +105,7 @@ def _forget() -> None:
     """The process's shared DuckDB databases dropped (warehouse.query keeps a few, keyed by
     the files they read): the next request binds the views over the files again, as the first
     request of a fresh ``agentsweep view`` does."""
-    with query._shared_lock:
-        query._shared_connections.clear()
+    query.clear_shared()
     view_data._runs_rows.clear()  # the index's rows, kept while the files stay the same
 
 

@@ -288,6 +288,14 @@ _trusted: duckdb.DuckDBPyConnection | None = None
 _catalog_numbers = itertools.count()
 
 
+def clear_shared() -> None:
+    """Forget every shared database, detaching its catalog once no block reads it (a
+    benchmark that measures cold queries)."""
+    with _shared_lock:
+        while _shared_connections:
+            _shared_connections.popitem(last=False)[1].evict()
+
+
 def _trusted_database() -> duckdb.DuckDBPyConnection:
     """The process's database for our own SQL over local files (under ``_shared_lock``).
     Each set of files gets an in-memory catalog attached to it (~0.5 ms; a database of its
