@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,10 +98,21 @@ def load_suites(paths: list[Path]) -> list[Suite]:
 
 
 def load_suite(path: Path) -> Suite:
+    """The suite in ``path``, parsed and checked against its domains; CatalogError naming the
+    file, line and field of every mistake. A suite read again in this process with the same
+    bytes and catalog roots is not parsed again (``_parsed``)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise CatalogError(str(path), None, "-", f"cannot read: {exc.strerror}") from None
+    return _parsed(path, data, tuple(catalog_roots()))
+
+
+@lru_cache(maxsize=64)
+def _parsed(path: Path, data: bytes, roots: tuple[Path, ...]) -> Suite:
+    """One suite's parse and checks, kept per (path, bytes, catalog roots): its scenarios are
+    frozen models, and the domains they were checked against are cached per folder for the
+    process already (``domains.load_domain``)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -11,6 +11,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import get_args
 
+from helpers.sources import nodes
+
 from pipeline.catalog.condition_models import MAP_COLUMNS, TaskRole
 from pipeline.scoring.conditions import CONDITION_OUTCOMES, REPORT_KINDS
 from pipeline.trace import EVENT_COLUMNS, EVENT_TYPES
@@ -47,7 +49,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     TYPE_CHECKING blocks): an import is an edge wherever it is written."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             targets |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from helpers.sources import nodes
 from test_design import REPO, _imports, _modules
 
 MODULES = _modules()
@@ -22,7 +23,7 @@ def _arrows(source: str, target: str) -> list[str]:
 
 def _third_party(path: Path) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -95,7 +96,7 @@ def test_no_any_stands_in_for_our_own_types_on_the_run_path() -> None:
     found = []
     for room in ("pipeline/cli", "pipeline/sweep", "flows"):
         for path in sorted((REPO / room).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            for node in nodes(path):
                 if isinstance(node, ast.arg) and node.arg in ours and node.annotation is not None \
                         and "Any" in ast.unparse(node.annotation):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.arg}")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conftest import REPO
+from helpers.sources import parsed
 
 ROOMS = ("pipeline", "flows", "warehouse", "reports")
 SQL = re.compile(r"^\s*(SELECT\s.*\bFROM\b|SELECT\s+[\w(*]|WITH\s+\w+\s+AS\s*\(|INSERT\s+INTO\s"
@@ -38,7 +39,7 @@ def _modules(*rooms: str) -> Iterator[tuple[str, ast.Module]]:
     for room in rooms:
         for path in sorted((REPO / room).rglob("*.py")):
             name = path.relative_to(REPO).as_posix()
-            yield name, ast.parse(path.read_text("utf-8"), name)
+            yield name, parsed(path)
 
 
 def _strings(tree: ast.Module) -> Iterator[str]:

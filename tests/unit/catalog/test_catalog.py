@@ -31,6 +31,20 @@ def test_bundled_suites_load_with_hashes() -> None:
         assert all(len(s.sha256) == 64 for s in suite.scenarios)
 
 
+def test_a_suite_is_parsed_again_only_when_its_bytes_change(tmp_path: Path) -> None:
+    rows = _lines()
+    path = _write(tmp_path, rows)
+    first = load_suite(path)
+    assert load_suite(path) is first  # the same bytes: the same parse
+    rows[0]["turns"][0]["golden"][0]["call"]["name"] = "no_such_tool"
+    _write(tmp_path, rows)
+    with pytest.raises(CatalogError) as raised:
+        load_suite(path)
+    assert (raised.value.line, raised.value.field) == (1, "turns.0.golden.0.call.name")
+    _write(tmp_path, _lines())
+    assert load_suite(path).sha256 == first.sha256
+
+
 def test_meeting_rooms_domain_has_the_seed_rooms() -> None:
     domain = load_domain("meeting_rooms")
     rooms = {r["id"]: r for r in domain.seed_state["rooms"]}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import MEETING_SUITE, REPO
+from helpers.sources import parsed
 
 from pipeline.catalog import Domain, Scenario, load_suites
 from pipeline.errors import ConfigError, InfraError
@@ -111,7 +112,7 @@ def test_a_factory_must_build_a_provider(own_registry: None) -> None:
 
 def _names_in(path: Path) -> set[str]:
     """Identifiers, imported names and non-docstring string constants of a module."""
-    tree = ast.parse(path.read_text("utf-8"))
+    tree = parsed(path)
     docstrings = {id(node.value) for node in ast.walk(tree)
                   if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
     found: set[str] = set()
