@@ -43,14 +43,23 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 def resample_indices(n: int, resamples: int, seed: int) -> list[list[int]]:
     """``resamples`` draws of n indices in 0..n-1 with replacement, from ``seed``."""
-    rng = random.Random(seed)
-    return [[rng.randrange(n) for _ in range(n)] for _ in range(resamples)]
+    bits = random.Random(seed).getrandbits
+    width = n.bit_length()
+
+    def below_n() -> int:  # ``randrange(n)``'s own draw, without its argument checks
+        drawn = bits(width)
+        while drawn >= n:
+            drawn = bits(width)
+        return drawn
+
+    return [[below_n() for _ in range(n)] for _ in range(resamples)]
 
 
 def interval_from_indices(differences: Sequence[float], draws: Sequence[Sequence[int]],
                           confidence: float) -> tuple[float, float]:
     """The percentile interval of the mean difference over the given draws."""
-    stats = sorted(sum(differences[i] for i in draw) / len(draw) for draw in draws)
+    at = differences.__getitem__
+    stats = sorted(sum(map(at, draw)) / len(draw) for draw in draws)
     alpha = (1.0 - confidence) / 2.0
     return percentile(stats, alpha), percentile(stats, 1.0 - alpha)
 
