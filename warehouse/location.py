@@ -109,11 +109,22 @@ def filesystem() -> pafs.S3FileSystem:
     return _filesystem(endpoint_url(), region())
 
 
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 15.0
+"""boto3's waits for a connection and for the next bytes of an answer (its defaults: 60 s
+each). Its requests are small (commit records, the lease, listings): an endpoint silent that
+long is away, and the request is retried on a new connection within the store's outage bound
+(``warehouse.store_retry``) instead of spending the whole bound on one half-dead socket."""
+
+
 @cache
 def _client(endpoint: str | None, region_name: str | None) -> Any:
     import boto3
+    from botocore.config import Config
 
-    return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region_name)
+    config = Config(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S)
+    return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region_name,
+                                          config=config)
 
 
 def client() -> Any:

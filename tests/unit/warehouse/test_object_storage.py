@@ -353,3 +353,30 @@ def test_asking_for_the_same_cache_again_keeps_it(tmp_path: Path,
     assert object_cache.on_disk() is not first
     object_cache.keep_on_disk(None)
     assert object_cache.on_disk() is None
+
+
+@pytest.mark.timeout(60)  # with boto3's own 60 s read timeout this request alone would hang
+def test_an_endpoint_that_accepts_and_never_answers_is_given_up_within_the_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from warehouse import location, store_retry
+
+    silent = socket.socket()  # listens, never accepts: connections open, no byte comes back
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv(store_retry.ENV, "1")
+    monkeypatch.setattr(location, "READ_TIMEOUT_S", 0.5)
+    location._client.cache_clear()
+    try:
+        with pytest.raises(store_retry.ObjectStoreUnavailable) as raised:
+            objectstore.get_object(S3Location("bucket"), "runs/lease.json")
+    finally:
+        location._client.cache_clear()
+        silent.close()
+        store_retry._gave_up.clear()
+    assert raised.value.cause == "ReadTimeoutError"
