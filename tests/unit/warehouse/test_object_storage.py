@@ -369,8 +369,8 @@ def test_an_endpoint_that_accepts_and_never_answers_is_given_up_within_the_bound
     monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv(store_retry.ENV, "1")
-    monkeypatch.setattr(location, "READ_TIMEOUT_S", 0.5)
+    monkeypatch.setenv(store_retry.ENV, "0.5")
+    monkeypatch.setattr(location, "READ_TIMEOUT_S", 0.2)
     location._client.cache_clear()
     try:
         with pytest.raises(store_retry.ObjectStoreUnavailable) as raised:
