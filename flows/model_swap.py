@@ -62,7 +62,7 @@ from pipeline.sweep.spec import load_spec  # noqa: E402
 from pipeline.sweep.stages import SweepOutcome  # noqa: E402
 from reports import Decision  # noqa: E402
 from reports.decision import verdict_line  # noqa: E402
-from warehouse.writer import WarehouseError, validate_run_id  # noqa: E402
+from warehouse.writer import RunId, WarehouseError, validate_run_id  # noqa: E402
 
 
 class SwapSpecError(ValueError):
@@ -120,7 +120,7 @@ def swap_configs(spec_path: str, run_id: str | None = None,
 
 
 @task(name="decide", cache_policy=NO_CACHE)
-def decide_task(config: SweepConfig, baseline: str, candidate: str, gate_config: str | None,
+def decide_task(config: SweepConfig, baseline: RunId, candidate: RunId, gate_config: str | None,
                 review: str | None) -> PublishedDecision:
     """Compare + bootstrap + gate; the decision published (record, JSON, JUnit, HTML)."""
     options = DecideOptions(baseline, candidate, Path(gate_config) if gate_config else None,

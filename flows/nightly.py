@@ -77,7 +77,7 @@ from reports import (  # noqa: E402
     write_comparison,
 )
 from reports.decision import verdict_line  # noqa: E402
-from warehouse.writer import WarehouseError, validate_run_id  # noqa: E402
+from warehouse.writer import RunId, WarehouseError, validate_run_id  # noqa: E402
 
 CRON = "0 2 * * *"
 DEPLOYMENT_NAME = "nightly"
@@ -128,11 +128,11 @@ def check_baseline(baseline_run_id: str | None) -> None:
             raise BadInput(f"--baseline: {exc}") from None
 
 
-def baseline_of(config: SweepConfig, baseline_run_id: str | None) -> str | None:
+def baseline_of(config: SweepConfig, baseline_run_id: str | None) -> RunId | None:
     """The baseline run: as named, or for ``previous`` the latest earlier nightly run."""
     if baseline_run_id == PREVIOUS:
-        return previous_nightly_run(config.warehouse, config.run_id)
-    return baseline_run_id
+        baseline_run_id = previous_nightly_run(config.warehouse, config.run_id)
+    return None if baseline_run_id is None else validate_run_id(baseline_run_id)
 
 
 @task(name="compare-runs", cache_policy=NO_CACHE)
@@ -142,7 +142,7 @@ def compare_task(config: SweepConfig, baseline: str) -> Comparison:
 
 
 @task(name="decide", cache_policy=NO_CACHE)
-def decide_task(config: SweepConfig, baseline: str, gate_config: str | None,
+def decide_task(config: SweepConfig, baseline: RunId, gate_config: str | None,
                 review: str | None) -> PublishedDecision | None:
     """The gate's decision on the run against its baseline, published (record, JSON, JUnit,
     HTML); None when the two runs share nothing to pair (the CSV still lists the cells)."""

@@ -26,14 +26,15 @@ from reports.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEE
 from reports.gate import DEFAULT_GATE
 from warehouse.location import Root
 from warehouse.query import run_named
+from warehouse.writer import RunId
 
 OutputFormat = Literal["table", "json"]
 
 
 @dataclass(frozen=True)
 class DecideOptions:
-    baseline: str
-    candidate: str
+    baseline: RunId
+    candidate: RunId
     config: Path | None = None
     review: Path | None = None
     junit: Path | None = None

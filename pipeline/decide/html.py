@@ -11,13 +11,14 @@ from pipeline.util.redact import redactor
 from reports import Decision
 from reports.html import ReportInputError, ReportOptions, TraceOptions, write_report
 from warehouse.location import Root
+from warehouse.writer import RunId
 
 
 @dataclass(frozen=True)
 class HtmlOptions:
-    run_id: str
+    run_id: RunId
     output: Path
-    baseline: str | None = None
+    baseline: RunId | None = None
     config: Path | None = None
     review: Path | None = None
     catalogs: tuple[Path, ...] = ()

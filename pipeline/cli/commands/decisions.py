@@ -16,7 +16,7 @@ from pipeline.cli.options import (
     ReviewFile,
 )
 from pipeline.cli.outputs import Force, checked_output
-from pipeline.cli.run_ids import known_runs
+from pipeline.cli.run_ids import checked_run_id, known_runs
 from pipeline.cli.terminal import fail
 from pipeline.runtime import hygiene
 
@@ -52,8 +52,10 @@ def compare(
     fmt = _decide_format(output_format)
     known_runs(("baseline", baseline), ("candidate", candidate))
     checked_output(junit, "--junit", force)
-    options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
-                            confidence, fmt, fail_on_new_regression, tuple(catalog or []))
+    options = DecideOptions(checked_run_id("baseline", baseline),
+                            checked_run_id("candidate", candidate), config, review, junit, seed,
+                            resamples, confidence, fmt, fail_on_new_regression,
+                            tuple(catalog or []))
     code = compare_main(
         hygiene.warehouse_root(), options, terminal.console, terminal.err_console, all_cells)
     if code:
@@ -84,8 +86,9 @@ def gate(
     fmt = _decide_format(output_format)
     known_runs(("candidate", candidate), ("--baseline", baseline))
     checked_output(junit, "--junit", force)
-    options = DecideOptions(baseline, candidate, config, review, junit, seed, resamples,
-                            confidence, fmt, catalogs=tuple(catalog or []))
+    options = DecideOptions(checked_run_id("--baseline", baseline),
+                            checked_run_id("candidate", candidate), config, review, junit, seed,
+                            resamples, confidence, fmt, catalogs=tuple(catalog or []))
     code = gate_main(hygiene.warehouse_root(), options, terminal.console, terminal.err_console)
     if code:
         raise typer.Exit(code)

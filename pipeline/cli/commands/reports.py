@@ -13,7 +13,7 @@ from pipeline.cli.options import (
     ReviewFile,
 )
 from pipeline.cli.outputs import Force, checked_output
-from pipeline.cli.run_ids import known_runs
+from pipeline.cli.run_ids import checked_run_id, known_runs
 from pipeline.cli.tables import print_table
 from pipeline.cli.terminal import fail, print_rows
 from pipeline.runtime import hygiene
@@ -130,7 +130,9 @@ def _report_html(run_id: str, output: Path | None, baseline: str | None, config:
     if output is None:
         fail("report html needs -o FILE (the HTML file to write)")
     assert output is not None
-    options = HtmlOptions(run_id, output, baseline, config, review, tuple(catalogs),
+    options = HtmlOptions(checked_run_id("--run-id", run_id), output,
+                          None if baseline is None else checked_run_id("--baseline", baseline),
+                          config, review, tuple(catalogs),
                           TraceOptions(max_failed, passed_sample))
     code = html_main(hygiene.warehouse_root(), options, terminal.console, terminal.err_console)
     if code:
