@@ -124,12 +124,13 @@ class CallOptions:
     @classmethod
     def of(cls, model: ModelConfig, call_params: Mapping[str, Any]) -> CallOptions:
         route = model.route or resolve_route(model.name)
-        options: dict[str, Any] = {**model.generation_params(), **model.secret_params(),
-                                   **route.call_params, **call_params}
+        provider = provider_for(model.name)
+        options = provider.client_options({**model.generation_params(), **model.secret_params(),
+                                           **route.call_params, **call_params})
         metadata = options.pop("metadata", None) or {}
         extra_body = options.pop("extra_body") if "extra_body" in options else None
         timeout_s = options.get("timeout") or route.timeout_s
-        return cls(route, provider_for(model.name), options, metadata, extra_body, timeout_s)
+        return cls(route, provider, options, metadata, extra_body, timeout_s)
 
     def for_call(self, tag: dict[str, Any], tools: list[dict[str, Any]] | None
                  ) -> dict[str, Any]:

@@ -66,6 +66,11 @@ class ModelProvider:
         ``domain``: the scenario's domain as the trial loaded it."""
         return {}
 
+    def client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """A client's merged call options (per-trial, the sweep's, the route's), adapted once
+        before its first call; the default leaves them as they are."""
+        return options
+
     def answer(self, route: ModelRoute, messages: list[dict[str, Any]],
                options: dict[str, Any]) -> Mapping[str, Any]:
         """For a provider that ``answers_in_process``: the call's first choice in OpenAI's

@@ -7,7 +7,9 @@ with it); ``reference-http/<variant>`` is the same model behind ``agentsweep ref
 reached through LiteLLM's real OpenAI path: the route that keeps LiteLLM's path tested
 (``reference-anthropic/`` and ``reference-gemini/``: through LiteLLM's Anthropic and Gemini
 paths, against ``agentsweep reference-server --wire anthropic`` or ``--wire gemini``). All
-hand each trial's golden script to the model per call (``trial_params``) and read a broken
+hand each trial's golden script to the model per call (``trial_params``; over HTTP the script
+is registered with the server once per process and each request names it by id:
+``pipeline.reference.scripts``) and read a broken
 script as our harness's fault (``classify``): the ``ReferenceScriptError`` in the exception's
 chain (in process) or the server's error type on a 400 (over HTTP). Only the in-process
 provider takes injected faults and needs every scenario's golden memory (``lacking``); the
@@ -32,6 +34,7 @@ from pipeline.reference.reference import (
     register_reference_provider,
     scripted_choice,
 )
+from pipeline.reference.scripts import ScriptRegistrar
 
 
 class _ReferenceProvider(ModelProvider):
@@ -71,6 +74,13 @@ class InProcessReference(_ReferenceProvider):
 
 class HTTPReference(_ReferenceProvider):
     channel = "body"
+
+    def client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        # The script is registered with the server once; each request names it by id.
+        return _REGISTRAR.lean(options)
+
+
+_REGISTRAR = ScriptRegistrar()
 
 
 def in_process_provider() -> ModelProvider:

@@ -11,9 +11,12 @@ back (``pipeline.reference.wire``).
 
 - **Model**: the request's model is a variant of ``REFERENCE_VARIANTS`` (``golden``); the
   response reports ``<variant>-<SERVED_VERSION>`` as its model, so model_version gets filled.
-- **Script**: in the body under ``agentsweep_reference_script`` (LiteLLM forwards
-  ``extra_body={SCRIPT_KEY: script}`` into the JSON body). The place in the script comes from the
-  conversation, exactly as for the in-process ``reference/golden`` provider.
+- **Script**: registered once (``POST /agentsweep/scripts``) and named in each body by its id
+  under ``agentsweep_reference_script_id`` (``pipeline.reference.scripts``: requests stay the
+  size a real provider gets), or the script itself in the body under
+  ``agentsweep_reference_script`` (LiteLLM forwards ``extra_body`` into the JSON body). The
+  place in the script comes from the conversation, exactly as for the in-process
+  ``reference/golden`` provider.
 - **Usage**: prompt/completion tokens are whitespace-separated word counts over the strings of
   the (translated) request's messages and tools, and of the answer message: deterministic,
   never null. Cached prompt tokens (``wire.cached_words``) are reported where the wire has a
@@ -53,7 +56,8 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from pipeline.models.faults import NO_FAULTS, FaultDecision, FaultProfile
-from pipeline.reference.reference import REFERENCE_VARIANTS, SCRIPT_KEY
+from pipeline.reference.reference import REFERENCE_VARIANTS, SCRIPT_ERROR_TYPE, SCRIPT_KEY
+from pipeline.reference.scripts import SCRIPT_ID_KEY, SCRIPTS_PATH, ScriptStore
 from pipeline.reference.wire import (
     SERVED_VERSION,
     RequestError,
@@ -109,6 +113,7 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self.counts: dict[str, int] = {}
         self.received: deque[dict[str, Any]] = deque(maxlen=RECEIVED_KEPT)
+        self.scripts = ScriptStore()
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
@@ -125,7 +130,8 @@ class ReferenceHTTPServer(ThreadingHTTPServer):
 
     def record(self, body: dict[str, Any]) -> None:
         """Keep a request's options (not its messages, tools or script), as a chat body."""
-        options = {k: v for k, v in body.items() if k not in ("messages", "tools", SCRIPT_KEY)}
+        options = {k: v for k, v in body.items()
+                   if k not in ("messages", "tools", SCRIPT_KEY, SCRIPT_ID_KEY)}
         with self._lock:
             self.received.append(options)
 
@@ -178,6 +184,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = urlsplit(self.path).path.rstrip("/")
+        if path == SCRIPTS_PATH:
+            self._register(raw)
+            return
         try:
             path_model = self.server.wire.model_of(path)
             if path_model is None:
@@ -212,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
             if not isinstance(body, dict):
                 raise RequestError(400, "the request body must be a JSON object")
-            chat = wire.to_chat(body, self.path_model)
+            chat = self._with_script(wire.to_chat(body, self.path_model))
             self.server.record(chat)
             completion = chat_completion(chat, int(time.time()), self.server.plays)
             self._send_json(200, wire.from_chat(completion, cached_words(chat)))
@@ -220,6 +229,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(RequestError(400, f"request body is not JSON: {exc.msg}"))
         except RequestError as exc:
             self._send_error(exc)
+
+    def _register(self, raw: bytes) -> None:
+        """Keep a script (the body); answer its id."""
+        try:
+            script = json.loads(raw or b"null")
+        except json.JSONDecodeError as exc:
+            self._send_error(RequestError(400, f"request body is not JSON: {exc.msg}"))
+            return
+        if not isinstance(script, dict):
+            self._send_error(RequestError(400, "a script must be a JSON object"))
+            return
+        self._send_json(200, {"id": self.server.scripts.add(script)})
+
+    def _with_script(self, chat: dict[str, Any]) -> dict[str, Any]:
+        """The chat body with its script in place of the id it names (if it names one)."""
+        key = chat.get(SCRIPT_ID_KEY)
+        if key is None or SCRIPT_KEY in chat:
+            return chat
+        script = self.server.scripts.get(str(key))
+        if script is None:
+            raise RequestError(400, f"unknown script id {key!r}: register the script first "
+                                    f"(POST {SCRIPTS_PATH})", SCRIPT_ERROR_TYPE)
+        return {**chat, SCRIPT_KEY: script}
 
     def _send_error(self, exc: RequestError, headers: dict[str, str] | None = None) -> None:
         self._send_json(exc.status, self.server.wire.error_body(exc),

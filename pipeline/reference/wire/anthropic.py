@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.models.routes import CALL_TAG_KEY
 from pipeline.reference.reference import SCRIPT_ERROR_TYPE, SCRIPT_KEY
+from pipeline.reference.scripts import SCRIPT_ID_KEY
 from pipeline.reference.wire.base import CONTEXT_WORDS, RequestError, Wire, tool_arguments
 
 MESSAGES_PATH = "/v1/messages"
@@ -52,7 +53,7 @@ class AnthropicWire(Wire):
         chat.update({OPTIONS[k]: v for k, v in body.items() if k in OPTIONS})
         if body.get("tools"):
             chat["tools"] = [_chat_tool(t) for t in body["tools"]]
-        for key in (SCRIPT_KEY, CALL_TAG_KEY):
+        for key in (SCRIPT_KEY, SCRIPT_ID_KEY, CALL_TAG_KEY):
             if key in body or key in nested:
                 chat[key] = body.get(key, nested.get(key))
         return chat

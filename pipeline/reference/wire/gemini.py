@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.models.routes import CALL_TAG_KEY
 from pipeline.reference.reference import SCRIPT_ERROR_TYPE, SCRIPT_KEY
+from pipeline.reference.scripts import SCRIPT_ID_KEY
 from pipeline.reference.wire.base import CONTEXT_WORDS, RequestError, Wire, tool_arguments
 
 _ROUTE = re.compile(r"^/v1(?:beta)?/models/(?P<model>[^/:]+):(?P<method>\w+)$")
@@ -68,7 +69,8 @@ class GeminiWire(Wire):
                  for d in _get(t, "functionDeclarations") or []]
         if tools:
             chat["tools"] = tools
-        chat.update({k: body[k] for k in (SCRIPT_KEY, CALL_TAG_KEY) if k in body})
+        chat.update({k: body[k] for k in (SCRIPT_KEY, SCRIPT_ID_KEY, CALL_TAG_KEY)
+                     if k in body})
         return chat
 
     def from_chat(self, completion: dict[str, Any], cached: int) -> dict[str, Any]:
