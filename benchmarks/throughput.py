@@ -4,8 +4,9 @@
     zero-latency ``reference/golden``, through ``execute_plan`` (Ray workers, retries bookkeeping,
     Parquet batches): trials/s and CPU-ms per model call (driver, workers, Ray's own processes).
 (b) latency-bound: the reference HTTP server in its own process, 100 ms per answer, a
-    concurrency limit of 64 on ``openai/golden``: model calls/s against the 640/s ceiling; run
-    once with the server as shipped and once with TCP_NODELAY on its sockets.
+    concurrency limit of 64 on ``reference-http/golden`` (LiteLLM's OpenAI path; each request
+    names its script by id, ``pipeline.reference.scripts``): model calls/s against the 640/s
+    ceiling; run once with the server as shipped and once with TCP_NODELAY on its sockets.
 (c) memory: peak RSS of the driver and of the workers for 1k and 20k trials, each in a fresh
     process with its own Ray.
 
@@ -208,7 +209,6 @@ def active_rate(arrivals: list[float]) -> float:
 def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool, latency_ms: float,
                   limit: int) -> dict[str, Any]:
     from pipeline.models.config import ModelConfig
-    from pipeline.reference.reference import SCRIPT_KEY, golden_script
     from pipeline.sweep.stages import execute_plan
 
     arrivals_file = root.parent / f"arrivals-{time.time_ns()}.json"
@@ -221,10 +221,9 @@ def latency_bound(ray: Any, root: Path, trials: int, nodelay: bool, latency_ms: 
         api_base = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
         run_id = f"latency-{'nodelay' if nodelay else 'shipped'}-{int(latency_ms)}-{limit}"
         config = _config(root, run_id, trials, max_in_flight=2 * limit,
-                         models=[ModelConfig("openai/golden", concurrency=limit)])
+                         models=[ModelConfig("reference-http/golden", concurrency=limit)])
         sweep_plan = _plan(config, trials)
-        pending = [replace(s, extra={"api_base": api_base, "api_key": "sk-bench-not-a-key",
-                                     "extra_body": {SCRIPT_KEY: golden_script(s.scenario)}})
+        pending = [replace(s, extra={"api_base": api_base, "api_key": "sk-bench-not-a-key"})
                    for s in sweep_plan.pending]
         startup = _warm(ray, config.max_in_flight)
         meter = CpuMeter(apart=frozenset({server.pid}))
