@@ -1,4 +1,4 @@
-"""benchmarks/side_by_side.py: its quick mode's agentsweep half prints every row of the table."""
+"""benchmarks/side_by_side.py: its tables, and its quick mode's agentsweep half end to end."""
 
 from __future__ import annotations
 
@@ -11,14 +11,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "side_by_side.py"
-ROWS = ("marginal CPU per model call (ms)", "5 trials, warm stack: CPU (s)",
-        "5 trials, warm stack: wall (s)", "1-trial run, cold: first trial (s)",
-        "1-trial run, cold: wall (s)", "1-trial run, cold: CPU (s)",
-        "1-trial run, warm, first on the stack: first trial (s)",
-        "1-trial run, warm, first on the stack: CPU (s)",
-        "1-trial run, warm, again: first trial (s)", "1-trial run, warm, again: CPU (s)",
-        "peak summed RSS, 5 trials (MiB)", "processes at that peak",
-        "peak summed PSS, 5 trials (MiB)", "`agentsweep up`: wall / CPU (s)")
+WARM = "1-trial run, warm stack, first over HTTP"
+IN_PROCESS_FIRST = "in process: 1-trial run, first on the warm stack"
+QUICK_ROWS = (
+    "marginal CPU per model call, C=64 (ms)", "3 trials, C=64: CPU (s)",
+    "3 trials, C=64: wall (s)", "3 trials, C=64: first trial's duration (s)",
+    f"{WARM}: first trial (s)", f"{WARM}: its duration (s)", f"{WARM}: CPU (s)",
+    "peak summed RSS, 3 trials (MiB)", "processes at that peak",
+    "peak summed PSS, 3 trials (MiB)", "`agentsweep up`: wall / CPU (s)",
+    f"{IN_PROCESS_FIRST}: first trial (s)", f"{IN_PROCESS_FIRST}: its duration (s)",
+    "reference server: CPU per model call served, C=64 (ms)")
 
 
 def _table(stdout: str) -> dict[str, list[str]]:
@@ -27,33 +29,52 @@ def _table(stdout: str) -> dict[str, list[str]]:
     return {row[0].strip(): [c.strip() for c in row[1:]] for row in cells}
 
 
-def test_the_table_has_a_row_per_measure_and_a_ratio_per_row() -> None:
+def test_every_step_gives_its_rows_with_a_ratio_per_row() -> None:
     sys.path.insert(0, str(SCRIPT.parent))
     import side_by_side as bench
+    from side_by_side_table import tables
 
     def measured(cpu: float) -> bench.Measured:
         return bench.Measured(wall_s=2 * cpu, cpu_s=cpu, peak_rss_mib=100 * cpu,
                               processes_at_peak=3, at_peak_mib={"the command": 100 * cpu},
-                              peak_pss_mib=80 * cpu, first_trial_s=cpu / 2, model_calls=6)
+                              peak_pss_mib=80 * cpu, first_trial_s=cpu / 2,
+                              first_trial_duration_s=cpu / 4, model_calls=6, served=6,
+                              server_cpu_s=0.012)
 
-    steps = {"cold": 4.0, "warm": 2.0, "warm again": 1.0, "many": 1.6}
+    steps = {step.name: 1.0 + index for index, step in
+             enumerate(bench.plan(5, [1, 64], quick=False))}
     results = {"agentsweep": {**{s: measured(c) for s, c in steps.items()}, "up": measured(9)},
-               "Inspect": {s: measured(c / 2) for s, c in steps.items()}}
-    table = _table(bench.table(results, 5))
-    assert list(table) == list(ROWS)
-    assert table["marginal CPU per model call (ms)"] == ["25.00", "12.50", "2.00"]  # 600/24
-    assert table["peak summed PSS, 5 trials (MiB)"] == ["128", "64", "2.00"]  # 80 x 1.6
+               "Inspect": {s: measured(2 * c) for s, c in steps.items()}}
+    table = _table(tables(results, 5, [1, 64]))
+    # many@1 (5.0 CPU-s) beyond warm again (4.0): 1 s over 24 calls; Inspect twice that.
+    assert table["marginal CPU per model call, C=1 (ms)"] == ["41.67", "83.33", "0.50"]
+    assert table["marginal CPU per model call, C=64 (ms)"] == ["83.33", "166.67", "0.50"]
+    assert table["in process: marginal CPU per model call (ms)"] == ["41.67", "83.33", "0.50"]
+    assert table["1-trial run, cold: CPU (s)"] == ["1.0", "2.0", "0.50"]
+    assert table["peak summed PSS, 5 trials (MiB)"] == ["480", "960", "0.50"]  # many@64: 6.0
+    assert table["reference server: CPU per model call served, C=64 (ms)"] == [
+        "2.00", "2.00", "1.00"]
     assert table["`agentsweep up`: wall / CPU (s)"] == ["18.0 / 9.0", "-", "-"]
+    # HTTP: a marginal row per C, 13 more and `up`; in process: 6; the server: a row per C.
+    assert len(table) == (2 + 13 + 1) + 6 + 2
 
 
-@pytest.mark.slow  # it starts Prefect, a local Ray (cold) and `agentsweep up`
+def test_the_quick_plan_leaves_out_what_its_rows_do_not_need() -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    import side_by_side as bench
+
+    assert [s.name for s in bench.plan(3, [64], quick=True)] == [
+        "in-process first", "warm", "many@64"]
+
+
+@pytest.mark.slow  # it starts `agentsweep up` and three runs on it
 def test_the_quick_run_prints_every_row(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
-    done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--trials", "5"], env=env,
+    done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--trials", "3"], env=env,
                           capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     table = _table(done.stdout)
-    assert list(table) == list(ROWS), done.stdout
-    assert all(cells and cells[0] not in ("", "nan") for cells in table.values()), done.stdout
-    assert ("model calls served (expected 6 a trial, 30 for 5): agentsweep cold 6, warm 6, "
-            "warm again 6, many 30") in done.stdout
+    assert list(table) == list(QUICK_ROWS), done.stdout
+    assert all(cells and cells[0] not in ("", "nan", "-") for cells in table.values()), done.stdout
+    assert ("model calls recorded/served (expected 6 a trial, 18 for 3): agentsweep "
+            "in-process first 6/0, warm 6/6, many@64 18/18") in done.stdout
