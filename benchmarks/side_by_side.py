@@ -215,7 +215,7 @@ NOTES: list[str] = []
 def run_step(step: Step, players: dict[str, dict[str, Player]], server: ReferenceServer,
              results: Results) -> None:
     for name in list(players):
-        print(f"  {step.name}: {name} ...", file=sys.stderr, flush=True)
+        print(f"  {step.name}: {name} ...", file=sys.stderr, end=" ", flush=True)
         served, server_cpu = server.served(), server.cpu_s()
         try:
             result = players[name][step.where](step.trials, step.in_flight)
@@ -223,10 +223,12 @@ def run_step(step: Step, players: dict[str, dict[str, Player]], server: Referenc
             if name == "agentsweep":
                 raise
             # Inspect's half is optional: say why it stopped and go on without it.
+            print("failed", file=sys.stderr, flush=True)
             NOTES.append(f"Inspect AI left out at step {step.name!r}: {str(exc)[-600:]}")
             del players[name]
             results[name].clear()
             continue
+        print(f"{result.wall_s:.1f} s", file=sys.stderr, flush=True)
         result.served = server.served() - served
         result.server_cpu_s = server.cpu_s() - server_cpu
         results[name][step.name] = result

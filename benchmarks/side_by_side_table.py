@@ -60,13 +60,13 @@ def http_rows(trials: int, in_flights: list[int]) -> list[Row]:
             (f"{trials} trials, C={c}: CPU (s)", (main,), lambda s: s[main].cpu_s, "{:.1f}"),
             (f"{trials} trials, C={c}: wall (s)", (main,), lambda s: s[main].wall_s, "{:.1f}"),
             (f"{trials} trials, C={c}: first trial's duration (s)", (main,),
-             lambda s: _duration(s, main), "{:.2f}"),
+             lambda s: _duration(s, main), "{:.3f}"),
             ("1-trial run, cold: first trial (s)", ("cold",), lambda s: _first(s, "cold"),
              "{:.1f}"),
             ("1-trial run, cold: wall (s)", ("cold",), lambda s: s["cold"].wall_s, "{:.1f}"),
             ("1-trial run, cold: CPU (s)", ("cold",), lambda s: s["cold"].cpu_s, "{:.1f}"),
             (f"{warm}: first trial (s)", ("warm",), lambda s: _first(s, "warm"), "{:.1f}"),
-            (f"{warm}: its duration (s)", ("warm",), lambda s: _duration(s, "warm"), "{:.2f}"),
+            (f"{warm}: its duration (s)", ("warm",), lambda s: _duration(s, "warm"), "{:.3f}"),
             (f"{warm}: CPU (s)", ("warm",), lambda s: s["warm"].cpu_s, "{:.1f}"),
             ("1-trial run, warm stack, again: CPU (s)", ("warm again",),
              lambda s: s["warm again"].cpu_s, "{:.1f}"),
@@ -87,7 +87,7 @@ def in_process_rows(trials: int) -> list[Row]:
         ("in process: 1-trial run, first on the warm stack: first trial (s)", (first,),
          lambda s: _first(s, first), "{:.1f}"),
         ("in process: 1-trial run, first on the warm stack: its duration (s)", (first,),
-         lambda s: _duration(s, first), "{:.2f}"),
+         lambda s: _duration(s, first), "{:.3f}"),
         (f"in process: peak summed RSS, {trials} trials (MiB)", (many,),
          lambda s: s[many].peak_rss_mib, "{:.0f}")]
 
@@ -149,9 +149,15 @@ def targets(results: Results, trials: int, in_flights: list[int]) -> list[str]:
     main = ours[main_step(in_flights)]
     lines.append(f"peak summed RSS, {trials} warm HTTP trials: {main.peak_rss_mib:.0f} MiB "
                  f"(target <= 700)")
-    http, local = _duration(ours, "warm"), _duration(ours, "in-process first")
-    lines.append(f"first trial's duration on a warm stack: over HTTP {http:.2f} s, in process "
-                 f"{local:.2f} s: {http / local:.2f}x (target <= 2)")
+    # Both on a stack whose workers run: the first HTTP run meets LiteLLM's import if a trial
+    # has to wait for it (in --quick only the stack's first run was in process).
+    local_step = "in-process again" if "in-process again" in ours else "in-process first"
+    http, local = _duration(ours, "warm"), _duration(ours, local_step)
+    lines.append(f"first trial on a warm stack, over HTTP (the first HTTP run) / in process "
+                 f"({local_step}): took {http:.3f} s / {local:.3f} s, "
+                 f"{http / local if local else NAN:.1f}x (target <= 2); started "
+                 f"{_first(ours, 'warm'):.1f} s / {_first(ours, local_step):.1f} s after its "
+                 f"command")
     return lines
 
 
