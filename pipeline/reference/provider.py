@@ -34,7 +34,7 @@ from pipeline.reference.reference import (
     register_reference_provider,
     scripted_choice,
 )
-from pipeline.reference.scripts import ScriptRegistrar
+from pipeline.reference.scripts import UNKNOWN_SCRIPT, ScriptRegistrar
 
 
 class _ReferenceProvider(ModelProvider):
@@ -78,6 +78,11 @@ class HTTPReference(_ReferenceProvider):
     def client_options(self, options: dict[str, Any]) -> dict[str, Any]:
         # The script is registered with the server once; each request names it by id.
         return _REGISTRAR.lean(options)
+
+    def classify(self, exc: BaseException, message: str) -> Exception | None:
+        if UNKNOWN_SCRIPT in message or UNKNOWN_SCRIPT in str(exc):
+            _REGISTRAR.forget()  # the server restarted: the retry registers again
+        return super().classify(exc, message)
 
 
 _REGISTRAR = ScriptRegistrar()

@@ -33,6 +33,9 @@ SCRIPTS_PATH = "/agentsweep/scripts"
 SCRIPTS_KEPT = 100_000
 """Scripts a server keeps; the least recently used go first."""
 REGISTER_TIMEOUT_S = 10.0
+UNKNOWN_SCRIPT = "unknown script id"
+"""How the server's refusal of an id it does not hold begins (a server restarted since the
+script was registered): a harness error, retried; the retry registers again."""
 
 
 def script_id(script: Script) -> str:
@@ -118,3 +121,8 @@ class ScriptRegistrar:
                 self._known.add((api_base, key))
         body = {k: v for k, v in extra.items() if k != SCRIPT_KEY}
         return {**options, "extra_body": {**body, SCRIPT_ID_KEY: key}}
+
+    def forget(self) -> None:
+        """Register every script again before its next use (a server lost them)."""
+        with self._lock:
+            self._known.clear()

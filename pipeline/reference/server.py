@@ -57,7 +57,7 @@ from pydantic import ValidationError
 
 from pipeline.models.faults import NO_FAULTS, FaultDecision, FaultProfile
 from pipeline.reference.reference import REFERENCE_VARIANTS, SCRIPT_ERROR_TYPE, SCRIPT_KEY
-from pipeline.reference.scripts import SCRIPT_ID_KEY, SCRIPTS_PATH, ScriptStore
+from pipeline.reference.scripts import SCRIPT_ID_KEY, SCRIPTS_PATH, UNKNOWN_SCRIPT, ScriptStore
 from pipeline.reference.wire import (
     SERVED_VERSION,
     RequestError,
@@ -249,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
             return chat
         script = self.server.scripts.get(str(key))
         if script is None:
-            raise RequestError(400, f"unknown script id {key!r}: register the script first "
+            raise RequestError(400, f"{UNKNOWN_SCRIPT} {key!r}: register the script first "
                                     f"(POST {SCRIPTS_PATH})", SCRIPT_ERROR_TYPE)
         return {**chat, SCRIPT_KEY: script}
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.errors import InfraError
 from pipeline.models.client import LiteLLMClient
 from pipeline.models.config import ModelConfig
 from pipeline.reference.reference import SCRIPT_ERROR_TYPE, SCRIPT_KEY
@@ -94,3 +95,21 @@ def test_with_no_server_to_register_with_the_script_stays_in_the_body() -> None:
     assert ScriptRegistrar().lean(options) == options
     assert ScriptRegistrar().lean({"extra_body": {SCRIPT_KEY: SCRIPT}}) == {
         "extra_body": {SCRIPT_KEY: SCRIPT}}
+
+
+def test_a_restarted_server_costs_one_harness_error_then_scripts_are_registered_again(
+        ) -> None:
+    def call(api_base: str) -> Any:
+        client = LiteLLMClient(ModelConfig("reference-http/golden"),
+                               {"api_base": api_base, "extra_body": {SCRIPT_KEY: SCRIPT}})
+        return client.complete(USER, None)
+
+    first = start_server()
+    port = first.port
+    with first:
+        call(first.api_base)
+    with start_server(port=port) as restarted:  # the same address, no scripts
+        with pytest.raises(InfraError) as caught:
+            call(restarted.api_base)
+        assert caught.value.kind == "harness_error"
+        assert [c.name for c in call(restarted.api_base).tool_calls] == ["search_rooms"]
