@@ -9,8 +9,9 @@ provider whose models answer in this process (the reference models) may answer w
 
 What a provider may adapt, each a small hook with a do-nothing default (``ModelProvider``):
 its route (``pipeline.models.routes.ModelRoute``: the LiteLLM model string and per-call options),
-per-trial call options (a reference model's script), its LiteLLM set-up (a custom handler),
-the classification of its own errors, and checks before a sweep. The trial path and the
+per-trial call options (a reference model's script), a client's merged options before its
+first call (an HTTP reference model's script swapped for its id), its LiteLLM set-up (a custom
+handler), the classification of its own errors, and checks before a sweep. The trial path and the
 LiteLLM client only call these hooks; they never name a provider.
 
 The registry is explicit and lazy: ``register_provider(name, factory)`` refuses a name that is
