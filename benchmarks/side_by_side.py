@@ -16,7 +16,7 @@ sandbox (a little more work on its side).
 Measured, A/B interleaved (agentsweep, then Inspect, for each step):
 
 1. ``cold``: a 1-trial run with a fresh ``AGENTSWEEP_HOME`` and ``RAY_TMPDIR`` (Prefect's
-   ephemeral API, a local Ray); for Inspect fresh log and data dirs (not in ``--quick``);
+   ephemeral API, a local Ray); for Inspect fresh log and data dirs;
 2. ``agentsweep up`` (Inspect has no stack), shown with its wall time and CPU;
 3. ``in-process first``: a 1-trial in-process run, the first on the stack;
 4. ``warm``: a 1-trial HTTP run, the first over HTTP on the stack (a worker that has not
@@ -30,17 +30,18 @@ every 100 ms: the command, its descendants and every process whose command line 
 names the run's home or Ray temp dir (the warm stack's Ray and Prefect, Ray's workers). The
 reference server's CPU is read apart for each step and counted on neither side; its count of
 the generate requests each step made is printed beside each tool's own count. Marginal CPU per
-model call = (CPU of the N-trial run - CPU of the second 1-trial run on the warm stack, the
-first in ``--quick``) / (6 x (N - 1)).
+model call = (CPU of the N-trial run - CPU of the second 1-trial run on the warm stack) /
+(6 x (N - 1)); in ``--quick`` of the first, which also starts the stack's workers: a smoke
+figure only.
 ``--latency`` adds the latency-bound figures of ``throughput.py`` (case b) over HTTP: L=1 s with
 C=256 and L=100 ms with C=64, against min(C/L, cores / CPU per call).
 
 Loopback only: when ``unshare -rn`` works the whole benchmark re-runs itself in a new user and
 network namespace whose only interface is ``lo`` (Inspect is installed before that). Options:
-``--quick`` (a smoke run: 20 trials, no cold run, no second 1-trial runs, no in-process
-N-trial run), ``--trials``, ``--in-flight``,
-``--with-inspect``, ``--latency``, ``--latency-trials``, ``--no-namespace``, ``--json`` and
-``--new-machine`` (the cold run without the machine's migrated Prefect template).
+``--quick`` (a smoke run of the HTTP path: ``up``, ``warm`` and ``many@C`` of 20 trials),
+``--trials``, ``--in-flight``, ``--with-inspect``, ``--latency``, ``--latency-trials``,
+``--no-namespace``, ``--json`` and ``--new-machine`` (the cold run without the machine's
+migrated Prefect template).
 """
 
 from __future__ import annotations
@@ -193,12 +194,12 @@ class Step:
 
 
 def plan(trials: int, in_flights: list[int], quick: bool) -> list[Step]:
-    """The steps in order; ``agentsweep up`` comes after the cold run. ``quick``: only what
-    every table needs a row from (no cold run, no second 1-trial runs, no in-process N-trial
-    run): a smoke run of each code path."""
+    """The steps in order; ``agentsweep up`` comes after the cold run. ``quick``: the fewest
+    that give the HTTP path's marginal CPU (the stack's first run pays for its workers' start,
+    and every run costs its command's start-up: the in-process runs are left out)."""
     many = [Step(f"many@{c}", "http", trials, c) for c in in_flights]
     if quick:
-        return [Step("in-process first", "in-process", 1), Step("warm", "http", 1), *many]
+        return [Step("warm", "http", 1), *many]
     return [Step("cold", "cold", 1), Step("in-process first", "in-process", 1),
             Step("warm", "http", 1), Step("warm again", "http", 1), *many,
             Step("in-process again", "in-process", 1),
@@ -313,7 +314,7 @@ def rerun_in_namespace() -> int:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: 20 trials, the fewest steps")
+                        help="a smoke run of the HTTP path: 20 trials, the fewest steps")
     parser.add_argument("--trials", type=int, help="trials of the N-trial runs (default 1000)")
     parser.add_argument("--in-flight", default=str(IN_FLIGHT),
                         help="trials in flight of the N-trial HTTP runs, comma-separated "

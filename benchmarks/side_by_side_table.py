@@ -98,15 +98,18 @@ def server_rows(in_flights: list[int]) -> list[Row]:
              "{:.2f}") for k in in_flights]
 
 
+def ran(results: Results, rows: list[Row]) -> list[Row]:
+    """The rows whose steps agentsweep ran."""
+    return [row for row in rows if all(step in results["agentsweep"] for step in row[1])]
+
+
 def table(results: Results, rows: list[Row], extra: list[str] | None = None) -> str:
     """A markdown table, a column per tool and their ratio; a row only when agentsweep ran
     its steps (a tool that did not: ``-``)."""
     names = list(results)
     head = ["measure", *names, *(["ratio"] if len(names) == 2 else [])]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for label, needs, pick, fmt in rows:
-        if not all(step in results["agentsweep"] for step in needs):
-            continue
+    for label, needs, pick, fmt in ran(results, rows):
         values = [pick(steps) if all(n in steps for n in needs) else NAN
                   for steps in results.values()]
         cells = ["-" if v != v else fmt.format(v) for v in values]
@@ -129,10 +132,10 @@ def tables(results: Results, trials: int, in_flights: list[int]) -> str:
     local = ("In process (agentsweep: reference/golden, no LiteLLM; Inspect: mockllm), "
              "for comparison only")
     server = "The reference server's own CPU (counted on neither side above)"
-    return "\n\n".join([
-        f"{http}\n{table(results, http_rows(trials, in_flights), [up_row(results)])}",
-        f"{local}\n{table(results, in_process_rows(trials))}",
-        f"{server}\n{table(results, server_rows(in_flights))}"])
+    parts = [(http, http_rows(trials, in_flights), [up_row(results)]),
+             (local, in_process_rows(trials), []), (server, server_rows(in_flights), [])]
+    return "\n\n".join(f"{title}\n{table(results, rows, extra)}"
+                        for title, rows, extra in parts if ran(results, rows))
 
 
 def targets(results: Results, trials: int, in_flights: list[int]) -> list[str]:
@@ -150,8 +153,10 @@ def targets(results: Results, trials: int, in_flights: list[int]) -> list[str]:
     lines.append(f"peak summed RSS, {trials} warm HTTP trials: {main.peak_rss_mib:.0f} MiB "
                  f"(target <= 700)")
     # Both on a stack whose workers run: the first HTTP run meets LiteLLM's import if a trial
-    # has to wait for it (in --quick only the stack's first run was in process).
-    local_step = "in-process again" if "in-process again" in ours else "in-process first"
+    # has to wait for it.
+    local_step = "in-process again"
+    if local_step not in ours:  # --quick
+        return lines
     http, local = _duration(ours, "warm"), _duration(ours, local_step)
     lines.append(f"first trial on a warm stack, over HTTP (the first HTTP run) / in process "
                  f"({local_step}): took {http:.3f} s / {local:.3f} s, "

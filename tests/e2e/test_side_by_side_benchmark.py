@@ -12,14 +12,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "side_by_side.py"
 WARM = "1-trial run, warm stack, first over HTTP"
-IN_PROCESS_FIRST = "in process: 1-trial run, first on the warm stack"
 QUICK_ROWS = (
     "marginal CPU per model call, C=64 (ms)", "3 trials, C=64: CPU (s)",
     "3 trials, C=64: wall (s)", "3 trials, C=64: first trial's duration (s)",
     f"{WARM}: first trial (s)", f"{WARM}: its duration (s)", f"{WARM}: CPU (s)",
     "peak summed RSS, 3 trials (MiB)", "processes at that peak",
     "peak summed PSS, 3 trials (MiB)", "`agentsweep up`: wall / CPU (s)",
-    f"{IN_PROCESS_FIRST}: first trial (s)", f"{IN_PROCESS_FIRST}: its duration (s)",
     "reference server: CPU per model call served, C=64 (ms)")
 
 
@@ -63,11 +61,10 @@ def test_the_quick_plan_leaves_out_what_its_rows_do_not_need() -> None:
     sys.path.insert(0, str(SCRIPT.parent))
     import side_by_side as bench
 
-    assert [s.name for s in bench.plan(3, [64], quick=True)] == [
-        "in-process first", "warm", "many@64"]
+    assert [s.name for s in bench.plan(3, [64], quick=True)] == ["warm", "many@64"]
 
 
-@pytest.mark.slow  # it starts `agentsweep up` and three runs on it
+@pytest.mark.slow  # it starts `agentsweep up` and two runs on it
 def test_the_quick_run_prints_every_row(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_"))}
     done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--trials", "3"], env=env,
@@ -77,4 +74,4 @@ def test_the_quick_run_prints_every_row(tmp_path: Path) -> None:
     assert list(table) == list(QUICK_ROWS), done.stdout
     assert all(cells and cells[0] not in ("", "nan", "-") for cells in table.values()), done.stdout
     assert ("model calls recorded/served (expected 6 a trial, 18 for 3): agentsweep "
-            "in-process first 6/0, warm 6/6, many@64 18/18") in done.stdout
+            "warm 6/6, many@64 18/18") in done.stdout
