@@ -30,7 +30,7 @@ def _table(stdout: str) -> dict[str, list[str]]:
 def test_every_step_gives_its_rows_with_a_ratio_per_row() -> None:
     sys.path.insert(0, str(SCRIPT.parent))
     import side_by_side as bench
-    from side_by_side_table import tables
+    from side_by_side_table import tables, targets
 
     def measured(cpu: float) -> bench.Measured:
         return bench.Measured(wall_s=2 * cpu, cpu_s=cpu, peak_rss_mib=100 * cpu,
@@ -55,6 +55,12 @@ def test_every_step_gives_its_rows_with_a_ratio_per_row() -> None:
     assert table["`agentsweep up`: wall / CPU (s)"] == ["18.0 / 9.0", "-", "-"]
     # HTTP: a marginal row per C, 13 more and `up`; in process: 6; the server: a row per C.
     assert len(table) == (2 + 13 + 1) + 6 + 2
+    said = targets(results, 5, [1, 64])
+    assert said[0].endswith("C=1 41.67 ms, C=64 83.33 ms")
+    assert said[1].endswith("C=1 0.50, C=64 0.50")
+    assert said[2] == "peak summed RSS, 5 warm HTTP trials: 600 MiB (target <= 700)"
+    # warm (the 3rd step: 3 / 4 s) against in-process again (the 7th: 7 / 4 s)
+    assert "took 0.750 s / 1.750 s, 0.4x" in said[3]
 
 
 def test_the_quick_plan_leaves_out_what_its_rows_do_not_need() -> None:
