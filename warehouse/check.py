@@ -51,7 +51,8 @@ def _problem(table: str, path: str, fs: Any) -> str | None:
 
 def leftover_paths(root: Root) -> list[Path] | list[str]:
     """What an interrupted write or compaction left beside the files (never read by a query):
-    hidden ``.compact-*`` folders (warehouse.compact) and ``.*.tmp`` files (warehouse.atomic);
+    hidden ``.compact-*`` folders (warehouse.compact), batches a worker staged that no commit
+    took (``.staged-*/*.parquet``: warehouse.staged) and ``.*.tmp`` files (warehouse.atomic);
     on object storage, the objects no live commit record names."""
     if isinstance(root, S3Location):
         return [f"{root}/{g.key}" for g in uncommitted(root)]
@@ -59,6 +60,7 @@ def leftover_paths(root: Root) -> list[Path] | list[str]:
     for table in TABLES:
         folder = root / table
         found.extend(folder.glob(".compact-*"))
+        found.extend(folder.glob(".staged-*/*.parquet"))
         found.extend(folder.glob("run_id=*/.*.tmp"))
     return sorted(found)
 

@@ -55,6 +55,7 @@ from warehouse.objectstore import (
 )
 from warehouse.query import sql_text
 from warehouse.schema import TABLES, Table
+from warehouse.staged import staged_dir
 from warehouse.writer import (
     table_dir,
     validate_run_id,
@@ -265,8 +266,10 @@ def _rescue_late_files(old: Path, new: Path, compacted: set[Path]) -> None:
 
 
 def remove_leftovers(root: Path, run_id: str) -> list[Path]:
-    """The hidden folders an interrupted compaction of this run left, removed (never read)."""
+    """The hidden folders an interrupted compaction of this run left, and its workers' staged
+    batches that no commit took (warehouse.staged), removed (never read)."""
     found = _run_leftovers(root, run_id)
+    found += [folder for name in TABLES if (folder := staged_dir(root, name, run_id)).is_dir()]
     for path in found:
         shutil.rmtree(path)
     return found

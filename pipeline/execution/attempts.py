@@ -100,6 +100,13 @@ class RetryBook:
             return Attempt(result, number, final=False, retry_delay_s=delay)
         return Attempt(result, number, final=True)
 
+    def again(self, spec: TrialSpec, number: int, result: TrialResult) -> Attempt:
+        """An attempt that finished but whose rows were lost with its worker: it runs again at
+        once, free of the budget (``result`` says why, in its ``attempts`` row)."""
+        self._free[spec.trial_id] = self._free.get(spec.trial_id, 0) + 1
+        heapq.heappush(self._waiting, _Due(self.clock(), next(self._seq), spec, number + 1))
+        return Attempt(result, number, final=False, retry_delay_s=0.0)
+
     @property
     def waiting(self) -> int:
         return len(self._waiting)

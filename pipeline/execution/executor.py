@@ -35,6 +35,7 @@ import os
 import random
 import sys
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -43,17 +44,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.errors import CONFIG_ERROR
-from pipeline.execution.attempts import Attempt, RetryBook
+from pipeline.execution.attempts import Attempt, RetryBook, is_retryable
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.concurrency import CallGate, create_limiters, group_of
 from pipeline.execution.group_pause import PauseBook, create_board, pause_s
 from pipeline.execution.head import HeadWatch, head_address
+from pipeline.execution.outcome import Outcome
 from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, Parcel, Plan
+from pipeline.execution.parts import Flushed, PartBuffer, PartsConfig, WrittenPart
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
-from pipeline.execution.spend import SpendBook, charges_of, worst_case
+from pipeline.execution.spend import SpendBook, worst_case
 from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
@@ -95,14 +98,14 @@ def _models_of(spec: TrialSpec) -> list[str]:
     return models
 
 
-def _user_verdict(spec: TrialSpec, result: TrialResult) -> tuple[str | None, bool | None]:
+def _user_verdict(spec: TrialSpec, outcome: Outcome) -> tuple[str | None, bool | None]:
     """The simulator's provider group and what the attempt says of it: failed (True), answered
     (False) or nothing (None); (None, None) for an attempt with no simulated user."""
     if spec.user_model is None or spec.scenario.user is None:
         return None, None
     group = group_of(spec.user_model.name)
-    failure = result.user_provider_failure
-    answered = bool(result.trial.user_model_calls)
+    failure = outcome.user_provider_failure
+    answered = bool(outcome.user_model_calls)
     if failure in PROVIDER_FAILURES:
         return group, failure in UNREACHABLE or not answered
     return group, False if answered else None
@@ -137,13 +140,25 @@ class ExecuteOptions:
     on_tick: Callable[[], None] | None = None
     """Called about every ``TICK_S`` of wall time while trials run (the sink writes what is
     due), whether or not an attempt finished."""
+    parts: PartsConfig | None = None
+    """Workers write their final trials' parts there (pipeline.execution.parts); ``on_part``
+    commits each. None: every result comes back to ``on_result``."""
+    on_part: Callable[[WrittenPart], None] | None = None
+    """Commits a part a worker staged; its trials are final once it returns."""
+    on_outcome: Callable[[Outcome], None] | None = None
+    """Told of each final attempt a worker keeps for a part, before the part is committed."""
 
 
 @dataclass(frozen=True)
 class WorkerOutput:
-    result: TrialResult
+    result: TrialResult | None
+    """The attempt's rows; None when its worker keeps them for a part (``outcome``)."""
     retry_after_s: float | None = None
     """Retry-After of the infrastructure error that ended the attempt, if the provider sent one."""
+    outcome: Outcome | None = None
+    """A final attempt whose rows the worker keeps (pipeline.execution.parts)."""
+    flushed: Flushed = field(default_factory=Flushed)
+    """Parts the worker staged since it last reported them."""
 
 
 TRIAL_THREADS_SWITCH_INTERVAL_S = 0.02
@@ -171,6 +186,8 @@ class TrialWorker:
         self._running = 0
         self._ran = False
         self._running_lock = threading.Lock()
+        self._buffers: dict[str, PartBuffer] = {}
+        """plan id -> the run's finished trials not yet in a part."""
 
     def running_attempts(self) -> int:
         """Attempts this worker runs now (0: a warm pool no run uses may be retired)."""
@@ -178,8 +195,8 @@ class TrialWorker:
 
     def run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
             parcel: Parcel | None = None) -> WorkerOutput:
-        """Run one attempt; ``parcel`` brings the run's shared parts this worker lacks
-        (pipeline.execution.parcels)."""
+        """Run one attempt (``attempt_key``: ``<trial id>:<number>``); ``parcel`` brings the
+        run's shared parts this worker lacks (pipeline.execution.parcels)."""
         with self._running_lock:
             if not self._ran:
                 sys.setswitchinterval(TRIAL_THREADS_SWITCH_INTERVAL_S)
@@ -214,7 +231,29 @@ class TrialWorker:
                 result = run_trial(spec, ctx, node_id=node_id)
             except Exception as exc:  # a harness bug: recorded as such, never as the agent's
                 result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
-        return WorkerOutput(result, gate.retry_after_s)
+        if plan.parts is None or not plan.parts.writes_on(node_id) or is_retryable(result):
+            return WorkerOutput(result, gate.retry_after_s)
+        buffer = self._buffer(plan_id, plan.parts)
+        outcome = buffer.add(result, int(attempt_key.rsplit(":", 1)[1]))
+        return WorkerOutput(None, gate.retry_after_s, outcome, buffer.take())
+
+    def _buffer(self, plan_id: str, config: PartsConfig) -> PartBuffer:
+        with self._running_lock:
+            buffer = self._buffers.get(plan_id)
+            if buffer is None:
+                buffer = self._buffers[plan_id] = PartBuffer(config)
+            return buffer
+
+    def flush(self, plan_id: str) -> Flushed:
+        """Write whatever this worker holds of the run; the parts not yet reported."""
+        with self._running_lock:
+            buffer = self._buffers.get(plan_id)
+        return Flushed() if buffer is None else buffer.take(force=True)
+
+    def forget(self, plan_id: str) -> None:
+        """The run is over: let go of its buffer."""
+        with self._running_lock:
+            self._buffers.pop(plan_id, None)
 
     def preload(self) -> bool:
         """Import LiteLLM now, before the first trial needs it; whether it is imported."""
@@ -346,6 +385,11 @@ class WorkerPool:
         self.worker_ids[slot] = self._worker_id(slot)
         self.actors[slot] = self._spawn(slot)
         return dead
+
+    def forget(self, plan_id: str) -> None:
+        """Every worker lets go of a finished run's buffer (nothing waits for it)."""
+        for actor in self.actors:
+            actor.forget.remote(plan_id)
 
     def alive(self) -> bool:
         """Every worker answers (one died while idle: build a new pool rather than lose a trial
@@ -625,7 +669,10 @@ class _Execution:
         self.board = create_board(ray, ctx.run_id, LIMITER_NAMESPACE) if size > 1 else None
         gates = GateConfig(self.limiters, dict(options.faults), options.endpoints, self.rates,
                            self.board)
-        self.packer = Packer(Plan(ctx, gates))
+        self.parts = options.parts
+        self.on_part = options.on_part
+        self.on_outcome = options.on_outcome
+        self.packer = Packer(Plan(ctx, gates, options.parts))
         mark("starting workers")
         self.pool = sized_pool(ray, max_in_flight, options.workers)
         if self.pool.preloaded():  # the import started with the services: no trial waits for it
@@ -648,6 +695,15 @@ class _Execution:
         cap (``SpendBook.fits``)."""
         self.head = HeadWatch(head_address(ray))
         self.on_tick = options.on_tick
+        self.unsaved: dict[int, dict[tuple[str, int], _Flight]] = {}
+        """slot -> final attempts its worker keeps, not yet in a committed part."""
+        self.unsaved_since: dict[int, float] = {}
+        """slot -> when its oldest unsaved attempt was reported (wall, monotonic)."""
+        self.saved_early: set[tuple[str, int]] = set()
+        """Attempts whose part was committed before their own output arrived."""
+        self.flushing: dict[Any, tuple[int, int, bool]] = {}
+        """A worker's flush in flight -> its (slot, generation, whether nothing else was in
+        flight when it was asked)."""
 
     def run(self, source: Iterator[TrialSpec]) -> int:
         clean = False
@@ -665,11 +721,15 @@ class _Execution:
                     else:
                         self._submit_or_park(spec, self.book.first_attempt(spec))
                 if not self.in_flight and not self.book.waiting and not self._held():
-                    break
+                    if not self._unsaved_left():
+                        break
+                    self._flush(list(self.unsaved), final=True)
                 self._collect()
             clean = True
             return self.finished
         finally:
+            if self.parts is not None and not self.head.lost:
+                self.pool.forget(self.packer.plan_id)
             if self.head.lost:  # nothing to free: every call to Ray would wait for its head
                 head_was_lost()
             else:
@@ -760,10 +820,29 @@ class _Execution:
             self.spend.reserve(key, worst_case(spec, self.spend.ceilings))
 
     def _tick(self) -> None:
-        """About once a second: is the head still there, and what is due for the sink."""
+        """About once a second: is the head still there, what is due for the sink, which
+        worker has held a finished trial too long."""
         self.head.check()
         if self.on_tick is not None:
             self.on_tick()
+        if self.parts is not None:
+            limit = time.monotonic() - self.parts.flush_interval_s
+            self._flush([slot for slot, since in self.unsaved_since.items() if since <= limit])
+
+    def _unsaved_left(self) -> bool:
+        return any(self.unsaved.values()) or bool(self.flushing)
+
+    def _flush(self, slots: list[int], final: bool = False) -> None:
+        """Ask these slots' workers to write what they hold (one flush at a time each);
+        ``final``: nothing is in flight, so what a flush does not report was lost."""
+        busy = {slot for slot, _, _ in self.flushing.values()}
+        for slot in slots:
+            if slot in busy or not self.unsaved.get(slot):
+                continue
+            generation = self.pool.generation[slot]
+            ref = self.pool.actors[slot].flush.remote(self.packer.plan_id)
+            self.flushing[ref] = (slot, generation, final)
+            self.unsaved_since.pop(slot, None)
 
     def _collect(self) -> None:
         """Wait for finished attempts, at most until the next retry or probe is due (and at
@@ -775,10 +854,10 @@ class _Execution:
                  if w is not None]
         wait_s = min(waits) if waits else None
         self._tick()
-        if not self.in_flight:
+        if not self.in_flight and not self.flushing:
             self.clock.sleep(min(wait_s or 0.0, self.clock.simulated(TICK_S)))
             return
-        refs = list(self.in_flight)
+        refs = [*self.in_flight, *self.flushing]
         wall_s = self.clock.wall(wait_s)
         timeout = TICK_S if wall_s is None else min(wall_s, TICK_S)
         ready, rest = self.ray.wait(refs, num_returns=1, timeout=timeout)
@@ -790,39 +869,33 @@ class _Execution:
         self._drop_capped()
 
     def _settle(self, ref: Any) -> None:
+        if ref in self.flushing:
+            self._flushed(ref)
+            return
         flight = self.in_flight.pop(ref)
         self.pool.done(flight.slot)
-        result, retry_after_s = self._output(ref, flight)
-        group = group_of(flight.spec.model.name)
-        kind = result.trial.error_kind
-        provider_failed = kind in PROVIDER_FAILURES
-        # An attempt its provider answered before it failed shows a flaky provider, not a down
-        # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
-        # never a free retry (its budget applies). Unless nothing listens any more: a refused
-        # connection after answers is an outage that began mid-trial, and counts as one.
-        answered = result.trial.model_calls > 0
-        verdict: bool | None = None  # a harness error before any answer: says nothing
-        if provider_failed or answered or result.status != "incomplete":
-            verdict = provider_failed and (kind in UNREACHABLE or not answered)
-        verdicts = {group: verdict}
-        user_group, user_verdict = _user_verdict(flight.spec, result)
-        if user_group is not None:  # the simulator's provider, by the same rule
-            mine = verdicts.get(user_group)
-            verdicts[user_group] = (user_verdict if mine is None or user_verdict
-                                    else mine)
-        for name, said in verdicts.items():
-            self.breaker.record(name, infra_failed=said)
-        self._pause(group, kind, retry_after_s)
-        if user_group is not None:
-            self._pause(user_group, result.user_provider_failure, None)
-        if self.spend is not None:
-            self.spend.add(charges_of(result.trial),
-                           attempt=f"{flight.spec.trial_id}:{flight.number}")
-        free = (not answered and self.breaker.down(group)
-                and not self.breaker.outage_too_long(group))
-        if user_group is not None and user_verdict and not answered:
-            free = free or (self.breaker.down(user_group)
-                            and not self.breaker.outage_too_long(user_group))
+        output = self._output(ref, flight)
+        key = (flight.spec.trial_id, flight.number)
+        if output.outcome is None and key in self.saved_early:
+            # its part was committed (another call reported it); the worker died before this
+            # output came back: the trial is final, not failed
+            self.saved_early.discard(key)
+            return
+        if output.result is not None:
+            outcome = Outcome.of(output.result, flight.number)
+        else:
+            assert output.outcome is not None
+            outcome = output.outcome
+        free = self._judge(flight, outcome, output.retry_after_s)
+        if output.result is None:
+            self._keep(flight, outcome)
+        else:
+            self._settle_result(flight, output.result, output.retry_after_s, free)
+        self._commit(output.flushed)
+
+    def _settle_result(self, flight: _Flight, result: TrialResult,
+                       retry_after_s: float | None, free: bool) -> None:
+        """An attempt that came back whole: retried, or final and handed to ``on_result``."""
         attempt = self.book.settle(flight.spec, flight.number, result, retry_after_s, free=free)
         if self.on_attempt is not None:
             self.on_attempt(attempt)
@@ -831,19 +904,119 @@ class _Execution:
             self.stopped = self.stopped or result.trial.error_kind == CONFIG_ERROR
             self.on_result(result)
 
+    def _keep(self, flight: _Flight, outcome: Outcome) -> None:
+        """A final attempt its worker keeps: it waits for the commit of its part."""
+        self.stopped = self.stopped or outcome.error_kind == CONFIG_ERROR
+        key = (outcome.trial_id, outcome.number)
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        if key in self.saved_early:
+            self.saved_early.discard(key)
+            return
+        self.unsaved.setdefault(flight.slot, {})[key] = flight
+        self.unsaved_since.setdefault(flight.slot, time.monotonic())
+
+    def _commit(self, flushed: Flushed) -> None:
+        """Commit what a worker staged (its trials are final now); a failed write stops the
+        sweep as the driver's own would."""
+        for part in flushed.parts:
+            assert self.on_part is not None
+            self.on_part(part)
+            for outcome in part.outcomes:
+                key = (outcome.trial_id, outcome.number)
+                self.finished += 1
+                for kept in self.unsaved.values():
+                    if kept.pop(key, None) is not None:
+                        break
+                else:
+                    self.saved_early.add(key)
+        for slot in [slot for slot, kept in self.unsaved.items() if not kept]:
+            del self.unsaved[slot]
+            self.unsaved_since.pop(slot, None)
+        if flushed.error is not None:
+            raise flushed.error
+
+    def _flushed(self, ref: Any) -> None:
+        slot, generation, final = self.flushing.pop(ref)
+        try:
+            flushed: Flushed = self.ray.get(ref)
+        except self.ray.exceptions.RayError:  # the worker died: what it held runs again
+            self.head.confirm()
+            self.packer.forget(slot, generation)
+            dead = self.pool.replace(slot, generation)
+            for limiter in self.limiters.values() if dead else ():
+                limiter.handle.release_holder.remote(dead)
+            self._lost(slot, generation)
+            return
+        self._commit(flushed)
+        if final:  # every output had come back: what this flush did not report is gone
+            self._lost(slot, None)
+
+    def _lost(self, slot: int, generation: int | None) -> None:
+        """The attempts a dead worker (of ``generation``; None: any) kept unsaved run again:
+        each gets an ``attempts`` row saying so, and its next attempt, free of the budget."""
+        kept = self.unsaved.get(slot, {})
+        for key, flight in list(kept.items()):
+            if generation is not None and flight.generation != generation:
+                continue
+            del kept[key]
+            result = harness_failure(flight.spec, self.ctx,
+                                     "the worker died before the trial's part was committed")
+            attempt = self.book.again(flight.spec, flight.number, result)
+            if self.on_attempt is not None:
+                self.on_attempt(attempt)
+        if not kept:
+            self.unsaved.pop(slot, None)
+            self.unsaved_since.pop(slot, None)
+
+    def _judge(self, flight: _Flight, outcome: Outcome, retry_after_s: float | None) -> bool:
+        """What a finished attempt tells the breaker, the pauses and the spend cap; whether a
+        retry of it is free (its provider is down)."""
+        group = group_of(flight.spec.model.name)
+        kind = outcome.error_kind
+        provider_failed = kind in PROVIDER_FAILURES
+        # An attempt its provider answered before it failed shows a flaky provider, not a down
+        # one: to the breaker it is an answer (it ends a probe, closes an outage), and it is
+        # never a free retry (its budget applies). Unless nothing listens any more: a refused
+        # connection after answers is an outage that began mid-trial, and counts as one.
+        answered = outcome.model_calls > 0
+        verdict: bool | None = None  # a harness error before any answer: says nothing
+        if provider_failed or answered or outcome.status != "incomplete":
+            verdict = provider_failed and (kind in UNREACHABLE or not answered)
+        verdicts = {group: verdict}
+        user_group, user_verdict = _user_verdict(flight.spec, outcome)
+        if user_group is not None:  # the simulator's provider, by the same rule
+            mine = verdicts.get(user_group)
+            verdicts[user_group] = (user_verdict if mine is None or user_verdict
+                                    else mine)
+        for name, said in verdicts.items():
+            self.breaker.record(name, infra_failed=said)
+        self._pause(group, kind, retry_after_s)
+        if user_group is not None:
+            self._pause(user_group, outcome.user_provider_failure, None)
+        if self.spend is not None:
+            self.spend.add(list(outcome.charges),
+                           attempt=f"{flight.spec.trial_id}:{flight.number}")
+        free = (not answered and self.breaker.down(group)
+                and not self.breaker.outage_too_long(group))
+        if user_group is not None and user_verdict and not answered:
+            free = free or (self.breaker.down(user_group)
+                            and not self.breaker.outage_too_long(user_group))
+        return free
+
     def _pause(self, group: str, kind: str | None, retry_after_s: float | None) -> None:
         """A 429 or 529 pauses the group: none of its attempts starts until then."""
         seconds = pause_s(kind, retry_after_s)
         if seconds is not None:
             self.pauses.pause(group, seconds)
 
-    def _output(self, ref: Any, flight: _Flight) -> tuple[TrialResult, float | None]:
+    def _output(self, ref: Any, flight: _Flight) -> WorkerOutput:
         exceptions = self.ray.exceptions
         try:
             output: WorkerOutput = self.ray.get(ref)
             if flight.parcel is not None:
                 self.packer.confirm(flight.slot, flight.generation, flight.parcel)
-            return output.result, output.retry_after_s
+            return output
         except exceptions.RayError as exc:  # the worker died or Ray lost the task
             self.packer.forget(flight.slot, flight.generation)
             self.head.confirm()  # or the head is gone (RayHeadLost): not the trial's failure
@@ -852,5 +1025,8 @@ class _Execution:
                 dead = self.pool.replace(flight.slot, flight.generation)
             for limiter in self.limiters.values() if dead else ():  # the dead process's leases
                 limiter.handle.release_holder.remote(dead)
+            if dead:
+                self._lost(flight.slot, flight.generation)
             message = str(exc).strip().split("\n", 1)[0]
-            return harness_failure(flight.spec, self.ctx, f"{type(exc).__name__}: {message}"), None
+            return WorkerOutput(harness_failure(flight.spec, self.ctx,
+                                                f"{type(exc).__name__}: {message}"))

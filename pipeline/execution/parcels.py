@@ -29,6 +29,7 @@ from typing import Any
 from pipeline.catalog import Prompt, Scenario
 from pipeline.execution.concurrency import LimiterRef
 from pipeline.execution.group_pause import BoardRef
+from pipeline.execution.parts import PartsConfig
 from pipeline.execution.rate_limits import RateRef
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
@@ -61,6 +62,9 @@ class Plan:
 
     ctx: RunContext
     gates: GateConfig
+    parts: PartsConfig | None = None
+    """Where workers write their final trials' parts (None: every result goes back to the
+    driver)."""
 
 
 @dataclass(frozen=True)

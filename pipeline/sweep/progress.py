@@ -17,11 +17,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pipeline.execution.attempts import Attempt
+from pipeline.execution.outcome import Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -167,22 +168,31 @@ class SweepProgress:
             self._bar = None
 
     def attempt(self, attempt: Attempt) -> None:
-        trial_id = attempt.result.trial.trial_id
+        """An attempt the driver settled (retried, or final with its rows)."""
+        trial = attempt.result.trial
         if not attempt.final:
-            self._retrying.add(trial_id)
+            self._retrying.add(trial.trial_id)
         else:
-            self._retrying.discard(trial_id)
-            self._count(attempt)
+            self._count(trial.trial_id, trial.status, trial.passed)
+        self._show()
+
+    def committed(self, outcomes: Iterable[Outcome]) -> None:
+        """Final attempts a worker wrote, now committed."""
+        for outcome in outcomes:
+            self._count(outcome.trial_id, outcome.status, outcome.passed)
+        self._show()
+
+    def _show(self) -> None:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done, not_passed=self.not_passed,
                              retrying=self.retrying)
         self._maybe_say()
 
-    def _count(self, attempt: Attempt) -> None:
-        status = attempt.result.status
+    def _count(self, trial_id: str, status: str, passed: bool | None) -> None:
+        self._retrying.discard(trial_id)
         self.done += 1
-        self.passed += bool(attempt.result.trial.passed)
-        self.failed += status == "complete" and not attempt.result.trial.passed
+        self.passed += bool(passed)
+        self.failed += status == "complete" and not passed
         self.agent_errors += status in ("agent_error", "limit")
         self.incomplete += status == "incomplete"
 

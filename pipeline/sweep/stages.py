@@ -18,6 +18,8 @@ from typing import Any
 from pipeline.catalog import Suite, bundled_suites, load_suites, set_extra_roots
 from pipeline.execution.attempts import Attempt
 from pipeline.execution.clock import REAL_TIME, Clock
+from pipeline.execution.outcome import Outcome
+from pipeline.execution.parts import WrittenPart
 from pipeline.models.routes import ModelRoute
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
@@ -33,6 +35,7 @@ from pipeline.util.version import code_version
 from warehouse.location import Root
 from warehouse.query import run_named
 from warehouse.rows import RunRow
+from warehouse.staged import commit_staged
 from warehouse.writer import WarehouseWriter
 
 
@@ -121,7 +124,8 @@ def final_trial_ids(root: Root, run_id: str) -> set[str]:
 
 
 class BatchSink:
-    """Collects attempts and final trial results; writes them to the warehouse in batches.
+    """Collects attempts and final trial results; writes them to the warehouse in batches, and
+    commits the parts the workers wrote themselves (``commit``).
 
     A batch is written when ``batch_size`` final trials are pending, when ``flush_interval_s``
     has passed since the last write (the executor ticks about every second, so a finished
@@ -130,10 +134,15 @@ class BatchSink:
     A batch is one ``write_batch`` (trials file last, rolled back if any file fails): a trial
     row is the commit marker, so only a kill mid-batch can leave attempts of trials that a
     resume runs again (their numbering continues), never a trial without its attempt.
+
+    Most final trials never reach the sink whole: their worker writes them as a part
+    (pipeline.execution.parts) and the sink only commits it. What comes here is what the
+    driver settled itself: retried attempts, and final trials whose last attempt failed in
+    the infrastructure (or ran on a node that cannot reach a local warehouse's disk).
     """
 
     def __init__(self, writer: WarehouseWriter, batch_size: int,
-                 on_trial: Callable[[TrialResult], None] | None = None,
+                 on_trial: Callable[[str], None] | None = None,
                  flush_interval_s: float = 5.0) -> None:
         self.writer = writer
         self.batch_size = batch_size
@@ -150,8 +159,19 @@ class BatchSink:
         self.statuses[result.status] = self.statuses.get(result.status, 0) + 1
         self._pending.append(result)
         if self.on_trial is not None:
-            self.on_trial(result)
+            self.on_trial(result.trial.trial_id)
         self.flush_if_due()
+
+    def outcome(self, outcome: Outcome) -> None:
+        """A final trial its worker keeps for a part (not committed yet)."""
+        if self.on_trial is not None:
+            self.on_trial(outcome.trial_id)
+
+    def commit(self, part: WrittenPart) -> None:
+        """Make a part a worker staged visible; its trials are final from here on."""
+        commit_staged(self.writer.root, part.batch)
+        for outcome in part.outcomes:
+            self.statuses[outcome.status] = self.statuses.get(outcome.status, 0) + 1
 
     def attempt(self, attempt: Attempt) -> None:
         """Any finished attempt, retried or final."""
@@ -178,12 +198,13 @@ class BatchSink:
 
 
 def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
-                 on_trial: Callable[[TrialResult], None] | None = None,
+                 on_trial: Callable[[str], None] | None = None,
                  log: Callable[[str], None] | None = None,
                  clock: Clock = REAL_TIME) -> dict[str, int]:
     """Run the plan's pending trials on Ray, retrying infrastructure failures; returns the
     final statuses. Limits, faults and api_base come from ``config.models``; ``log`` gets
-    progress lines (trials done, failed, incomplete, ETA)."""
+    progress lines (trials done, failed, incomplete, ETA); ``on_trial`` the id of each trial
+    that finished (before its rows are committed)."""
     from pipeline.execution.executor import ray_session
     from pipeline.models.call_params import call_params_from
     from pipeline.sweep.grid import with_call_params
@@ -202,12 +223,26 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
         sink.attempt(attempt)
         progress.attempt(attempt)
 
+    def on_part(part: WrittenPart) -> None:
+        sink.commit(part)
+        progress.committed(part.outcomes)
+
     with progress:
         if not ray_connected():
             mark("connecting to Ray" if config.ray_address else "starting a local Ray")
         with ray_session(config.ray_address) as ray:
-            _execute_on(ray, config, routes, specs, ctx, sink, on_attempt, sweep_plan, clock)
+            _execute_on(ray, config, routes, specs, ctx, _Sinks(sink, on_attempt, on_part),
+                        sweep_plan, clock)
     return sink.statuses
+
+
+@dataclass(frozen=True)
+class _Sinks:
+    """Where an execution's results go: the sink, and the callbacks that also tell progress."""
+
+    sink: BatchSink
+    on_attempt: Callable[[Attempt], None]
+    on_part: Callable[[WrittenPart], None]
 
 
 def ray_connected(modules: Mapping[str, Any] = sys.modules) -> bool:
@@ -251,12 +286,12 @@ def _calls_litellm(sweep_plan: SweepPlan) -> bool:
 
 
 def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
-                specs: Iterable[TrialSpec],
-                ctx: RunContext, sink: BatchSink, on_attempt: Callable[[Attempt], None],
+                specs: Iterable[TrialSpec], ctx: RunContext, sinks: _Sinks,
                 sweep_plan: SweepPlan, clock: Clock) -> None:
     from pipeline.execution.attempts import attempt_counts
     from pipeline.execution.concurrency import limits_from
     from pipeline.execution.executor import ExecuteOptions, execute
+    from pipeline.execution.parts import PartsConfig
     from pipeline.execution.rate_limits import rates_from
     from pipeline.execution.services import NodeServices
     from pipeline.models.call_params import faults_from
@@ -265,16 +300,21 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
     if any(r.node_service for r in routes.values()):
         mark("starting model servers on the nodes")
     spend = spend_book(config, sweep_plan.run_id, on_reached=_say_outage)
+    sink = sinks.sink
+    parts = PartsConfig.for_root(config.warehouse, sweep_plan.run_id, config.batch_size,
+                                 config.flush_interval_s,
+                                 ray.get_runtime_context().get_node_id())
     with NodeServices(ray, routes) as endpoints:
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config.called_models()),
             faults=faults_from(config.called_models()),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
             endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due,
-            rates=rates_from(config.called_models()), spend=spend)
+            rates=rates_from(config.called_models()), spend=spend,
+            parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome)
         try:
             execute(specs, ctx, sink, config.max_in_flight, options=options,
-                    on_attempt=on_attempt)
+                    on_attempt=sinks.on_attempt)
         finally:
             sink.flush()
     line = spend.reached() if spend is not None else None

@@ -102,11 +102,14 @@ def test_a_full_warehouse_disk_stops_the_sweep_cleanly_and_a_resume_completes_it
     assert not list(root.rglob("*.tmp")), "a half-written file was left"
     trials = {r[0] for r in run_sql(root, "select trial_id from trials").rows}
     attempted = {r[0] for r in run_sql(root, "select trial_id from attempts").rows}
-    assert len(trials) == 5 and attempted == trials  # whole batches only, attempts with them
+    # whole batches only (the worker writes its parts: as many as it wrote before the disk
+    # filled), attempts with them
+    assert len(trials) % 5 == 0 and 5 <= len(trials) < sweep_plan.grid_size
+    assert attempted == trials
 
     filler[0].unlink()
     resumed = execute_plan(config, plan(config.model_copy(update={"resume": True})))
-    assert sum(resumed.values()) == sweep_plan.grid_size - 5
+    assert sum(resumed.values()) == sweep_plan.grid_size - len(trials)
     counts = run_sql(root, "select count(*), count(distinct trial_id) from trials").rows[0]
     assert counts == (sweep_plan.grid_size, sweep_plan.grid_size)
     assert run_sql(root, "select count(*), max(attempt) from attempts").rows[0] == (
