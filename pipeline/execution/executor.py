@@ -51,7 +51,15 @@ from pipeline.execution.concurrency import CallGate, create_limiters, group_of
 from pipeline.execution.group_pause import PauseBook, create_board, pause_s
 from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.outcome import Outcome
-from pipeline.execution.parcels import CompactSpec, GateConfig, Holder, Packer, Parcel, Plan
+from pipeline.execution.parcels import (
+    CompactSpec,
+    GateConfig,
+    Holder,
+    Packer,
+    Parcel,
+    Plan,
+    TrialRunner,
+)
 from pipeline.execution.parts import Flushed, PartBuffer, PartsConfig, WrittenPart
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
@@ -147,6 +155,9 @@ class ExecuteOptions:
     """Commits a part a worker staged; its trials are final once it returns."""
     on_outcome: Callable[[Outcome], None] | None = None
     """Told of each final attempt a worker keeps for a part, before the part is committed."""
+    trial_runner: TrialRunner | None = None
+    """Benchmarks only (benchmarks/night_drill.py): the trial's body replaced, to measure the
+    pipeline's own cost per trial. No command, spec or flow sets it."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +239,7 @@ class TrialWorker:
             spec = replace(spec, extra={**spec.extra, **endpoint})
         with model_call_guard(gate):
             try:
-                result = run_trial(spec, ctx, node_id=node_id)
+                result = (plan.trial_runner or _run_trial)(spec, ctx, node_id)
             except Exception as exc:  # a harness bug: recorded as such, never as the agent's
                 result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
         if plan.parts is None or not plan.parts.writes_on(node_id) or is_retryable(result):
@@ -264,6 +275,10 @@ class TrialWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+
+def _run_trial(spec: TrialSpec, ctx: RunContext, node_id: str) -> TrialResult:
+    return run_trial(spec, ctx, node_id=node_id)
 
 
 TRIALS_PER_WORKER = 64
@@ -672,7 +687,7 @@ class _Execution:
         self.parts = options.parts
         self.on_part = options.on_part
         self.on_outcome = options.on_outcome
-        self.packer = Packer(Plan(ctx, gates, options.parts))
+        self.packer = Packer(Plan(ctx, gates, options.parts, options.trial_runner))
         mark("starting workers")
         self.pool = sized_pool(ray, max_in_flight, options.workers)
         if self.pool.preloaded():  # the import started with the services: no trial waits for it

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from pipeline.execution.parts import PartsConfig
 from pipeline.execution.rate_limits import RateRef
 from pipeline.execution.services import NodeEndpoints
 from pipeline.models.faults import FaultProfile
-from pipeline.trial.run import RunContext
+from pipeline.trial.run import RunContext, TrialResult
 from pipeline.trial.spec import TrialSpec
 
 SHARED_FIELDS = ("scenario", "prompt", "domain_path")
@@ -65,6 +65,12 @@ class Plan:
     parts: PartsConfig | None = None
     """Where workers write their final trials' parts (None: every result goes back to the
     driver)."""
+    trial_runner: TrialRunner | None = None
+    """Benchmarks only: what runs a trial in place of ``run_trial`` (``ExecuteOptions``)."""
+
+
+TrialRunner = Callable[[TrialSpec, RunContext, str], TrialResult]
+"""A trial's body: (spec, run context, node id) -> its result."""
 
 
 @dataclass(frozen=True)

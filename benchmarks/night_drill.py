@@ -1,0 +1,196 @@
+"""A night at scale on one machine: `benchmarks/night_drill.py --trials N --in-flight K`
+
+Pushes N stubbed trials through the real driver (``execute``), TrialWorker actors, sink and
+warehouse on a local Ray, and measures the pipeline's own cost per trial: no model, no
+sandbox. Each trial's body is a stub (``ExecuteOptions.trial_runner``, a benchmark-only hook)
+that sleeps the simulated latency and returns a copy of one real trial's result (its events and
+checks included, so encoding and writing cost what they cost), renamed to its own trial id.
+
+Reports driver CPU per trial, worker CPU per trial (the TrialWorker processes), Ray's other
+processes, trials/s, the most trials in flight, S3 requests per trial (``--s3``: a moto server
+on loopback, its requests recorded), the peak RSS of the driver and of the workers, and checks
+that every trial landed once. The last line is ``driver_ms_per_trial=X worker_ms_per_trial=Y
+trials_per_s=Z in_flight_max=K s3_requests_per_trial=R``.
+
+``--driver-writes`` takes the path before workers wrote their parts: every result goes back to
+the driver, which encodes and writes the batches itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from pipeline.runtime import hygiene  # noqa: E402
+
+hygiene.apply()
+os.environ.setdefault("AGENTSWEEP_PROGRESS", "0")
+
+from benchmarks.throughput import CpuMeter, peak_rss_mib, worker_pids  # noqa: E402
+
+SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
+RUN_ID = "night"
+
+
+@dataclass(frozen=True)
+class StubTrial:
+    """A trial body with no model and no sandbox: the latency, then a real result renamed."""
+
+    template: Any
+    """A TrialResult of one real trial."""
+    latency_s: float
+
+    def __call__(self, spec: Any, ctx: Any, node_id: str) -> Any:
+        time.sleep(self.latency_s)
+        trial = replace(self.template.trial, run_id=ctx.run_id, trial_id=spec.trial_id,
+                        attempt_id=uuid.uuid4().hex, node_id=node_id)
+        return replace(self.template, trial=trial)
+
+
+def _specs(root: Any, trials: int) -> list[Any]:
+    from pipeline.catalog import load_suite
+    from pipeline.sweep.config import SweepConfig
+    from pipeline.sweep.stages import plan
+
+    repeats = -(-trials // len(load_suite(SUITE).scenarios))
+    config = SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=RUN_ID, warehouse=root,
+                         repeats=repeats)
+    return plan(config).pending[:trials]
+
+
+def _template(spec: Any) -> Any:
+    from pipeline.trial.run import RunContext, run_trial
+
+    return run_trial(spec, RunContext(RUN_ID, "drill"))
+
+
+@contextmanager
+def _bucket(enabled: bool, recording: Path) -> Iterator[str | None]:
+    """A loopback S3 (moto) with its requests recorded to ``recording``, or nothing."""
+    if not enabled:
+        yield None
+        return
+    from helpers.s3_server import DUMMY_ENV, moto_server
+
+    os.environ.update(DUMMY_ENV, MOTO_RECORDER_FILEPATH=str(recording))
+    with moto_server() as endpoint:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint  # before Ray starts: its workers inherit it
+        from warehouse.location import client
+
+        client().create_bucket(Bucket="night")
+        yield endpoint
+
+
+def _recording(endpoint: str, action: str) -> None:
+    request = urllib.request.Request(f"{endpoint}/moto-api/recorder/{action}", method="POST")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+
+
+class InFlight:
+    """The most trials the driver had in flight at once (its ``_submit`` watched)."""
+
+    def __init__(self) -> None:
+        from pipeline.execution import executor
+
+        self.most = 0
+        original = executor._Execution._submit
+
+        def watched(execution: Any, spec: Any, number: int) -> None:
+            original(execution, spec, number)
+            self.most = max(self.most, len(execution.in_flight))
+
+        executor._Execution._submit = watched  # type: ignore[method-assign]
+
+
+def drill(args: argparse.Namespace) -> dict[str, Any]:
+    from pipeline.execution.executor import ExecuteOptions, execute, ray_session, sized_pool
+    from pipeline.execution.parts import PartsConfig
+    from pipeline.sweep.stages import BatchSink
+    from pipeline.trial.run import RunContext
+    from warehouse.location import parse_location
+    from warehouse.query import run_sql
+    from warehouse.writer import WarehouseWriter
+
+    scratch = Path(tempfile.mkdtemp(prefix="night-drill-"))
+    recording = scratch / "s3-requests.jsonl"
+    with _bucket(args.s3, recording) as endpoint:
+        root = parse_location("s3://night/warehouse") if endpoint else scratch / "warehouse"
+        specs = _specs(root, args.trials)
+        stub = StubTrial(_template(specs[0]), args.latency_ms / 1000)
+        watch = InFlight()
+        with ray_session(num_cpus=2) as ray:
+            pool = sized_pool(ray, args.in_flight, args.workers)
+            ray.get([actor.pid.remote() for actor in pool.actors])
+            workers = len(pool.actors)
+            sink = BatchSink(WarehouseWriter(root, RUN_ID), args.batch_size)
+            parts = None if args.driver_writes else PartsConfig.for_root(
+                root, RUN_ID, args.batch_size, 5.0, ray.get_runtime_context().get_node_id())
+            options = ExecuteOptions(workers=args.workers, on_tick=sink.flush_if_due,
+                                     parts=parts, on_part=sink.commit,
+                                     on_outcome=sink.outcome, trial_runner=stub)
+            if endpoint:
+                _recording(endpoint, "start-recording")
+            meter = CpuMeter()
+            started = time.monotonic()
+            execute(specs, RunContext(RUN_ID, "drill"), sink, args.in_flight,
+                    options=options, on_attempt=sink.attempt)
+            sink.flush()
+            wall = time.monotonic() - started
+            cpu = meter.used()
+            if endpoint:
+                _recording(endpoint, "stop-recording")
+            rss = {"driver_mib": peak_rss_mib(os.getpid()),
+                   "workers_mib": sum(peak_rss_mib(p) for p in worker_pids())}
+        landed = run_sql(root, "select count(*), count(distinct trial_id) from trials_all"
+                         ).rows[0]
+        requests = (sum(1 for _ in recording.open()) if recording.exists() else 0)
+    n = len(specs)
+    return {
+        "trials": n, "landed": list(landed), "path": "driver" if args.driver_writes else "workers",
+        "in_flight": args.in_flight, "latency_ms": args.latency_ms, "workers": workers,
+        "wall_s": round(wall, 2), "trials_per_s": round(n / wall, 1),
+        "cpu_ms_per_trial": {k: round(1000 * v / n, 3) for k, v in cpu.items()},
+        "in_flight_max": watch.most, "s3_requests": requests,
+        "s3_requests_per_trial": round(requests / n, 4), "peak_rss": rss,
+        "statuses": sink.statuses, "load": os.getloadavg(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=20_000)
+    parser.add_argument("--in-flight", type=int, default=64)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--s3", action="store_true", help="a loopback S3 warehouse (moto)")
+    parser.add_argument("--driver-writes", action="store_true",
+                        help="the driver encodes and writes every batch (the path before)")
+    args = parser.parse_args(argv)
+    out = drill(args)
+    print(json.dumps(out, indent=1))
+    cpu = out["cpu_ms_per_trial"]
+    print(f"driver_ms_per_trial={cpu['driver']:.3f} worker_ms_per_trial={cpu['workers']:.3f} "
+          f"trials_per_s={out['trials_per_s']:.1f} in_flight_max={out['in_flight_max']} "
+          f"s3_requests_per_trial={out['s3_requests_per_trial']:.4f}")
+    return 0 if out["landed"] == [out["trials"], out["trials"]] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
