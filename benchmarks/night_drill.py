@@ -19,6 +19,7 @@ the driver, which encodes and writes the batches itself.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -49,7 +50,8 @@ RUN_ID = "night"
 
 @dataclass(frozen=True)
 class StubTrial:
-    """A trial body with no model and no sandbox: the latency, then a real result renamed."""
+    """A trial body with no model and no sandbox: the latency, then a real result renamed. It
+    waits in a trial thread of its worker, as a real trial does."""
 
     template: Any
     """A TrialResult of one real trial."""
@@ -57,9 +59,22 @@ class StubTrial:
 
     def __call__(self, spec: Any, ctx: Any, node_id: str) -> Any:
         time.sleep(self.latency_s)
+        return self.renamed(spec, ctx, node_id)
+
+    def renamed(self, spec: Any, ctx: Any, node_id: str) -> Any:
         trial = replace(self.template.trial, run_id=ctx.run_id, trial_id=spec.trial_id,
                         attempt_id=uuid.uuid4().hex, node_id=node_id)
         return replace(self.template, trial=trial)
+
+
+@dataclass(frozen=True)
+class AsyncStubTrial(StubTrial):
+    """The same stub as a coroutine: it waits as a task on its worker's event loop, so ten
+    thousand wait at once without a thread each."""
+
+    async def __call__(self, spec: Any, ctx: Any, node_id: str) -> Any:
+        await asyncio.sleep(self.latency_s)
+        return self.renamed(spec, ctx, node_id)
 
 
 def _specs(root: Any, trials: int) -> list[Any]:
@@ -115,7 +130,7 @@ class InFlight:
             original(execution, spec, number)
             self.most = max(self.most, len(execution.in_flight))
 
-        executor._Execution._submit = watched  # type: ignore[method-assign]
+        executor._Execution._submit = watched  # type: ignore[method-assign, assignment]
 
 
 def drill(args: argparse.Namespace) -> dict[str, Any]:
@@ -132,7 +147,8 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
     with _bucket(args.s3, recording) as endpoint:
         root = parse_location("s3://night/warehouse") if endpoint else scratch / "warehouse"
         specs = _specs(root, args.trials)
-        stub = StubTrial(_template(specs[0]), args.latency_ms / 1000)
+        stub = (StubTrial if args.threads else AsyncStubTrial)(_template(specs[0]),
+                                                               args.latency_ms / 1000)
         watch = InFlight()
         with ray_session(num_cpus=2) as ray:
             pool = sized_pool(ray, args.in_flight, args.workers)
@@ -164,6 +180,7 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "trials": n, "landed": list(landed), "path": "driver" if args.driver_writes else "workers",
         "in_flight": args.in_flight, "latency_ms": args.latency_ms, "workers": workers,
+        "stub": "thread" if args.threads else "async",
         "wall_s": round(wall, 2), "trials_per_s": round(n / wall, 1),
         "cpu_ms_per_trial": {k: round(1000 * v / n, 3) for k, v in cpu.items()},
         "in_flight_max": watch.most, "s3_requests": requests,
@@ -180,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--s3", action="store_true", help="a loopback S3 warehouse (moto)")
+    parser.add_argument("--threads", action="store_true",
+                        help="the stub waits in a trial thread (default: a task on the loop)")
     parser.add_argument("--driver-writes", action="store_true",
                         help="the driver encodes and writes every batch (the path before)")
     args = parser.parse_args(argv)

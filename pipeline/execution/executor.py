@@ -33,45 +33,44 @@ from __future__ import annotations
 import math
 import os
 import random
-import sys
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import CONFIG_ERROR
-from pipeline.execution.attempts import Attempt, RetryBook, is_retryable
+from pipeline.execution.attempts import Attempt, RetryBook
 from pipeline.execution.breaker import Breaker, keep_outages
 from pipeline.execution.clock import REAL_TIME, Clock
-from pipeline.execution.concurrency import CallGate, create_limiters, group_of
+from pipeline.execution.concurrency import create_limiters, group_of
 from pipeline.execution.group_pause import PauseBook, create_board, pause_s
 from pipeline.execution.head import HeadWatch, head_address
 from pipeline.execution.outcome import Outcome
-from pipeline.execution.parcels import (
-    CompactSpec,
-    GateConfig,
-    Holder,
-    Packer,
-    Parcel,
-    Plan,
-    TrialRunner,
-)
-from pipeline.execution.parts import Flushed, PartBuffer, PartsConfig, WrittenPart
+from pipeline.execution.parcels import GateConfig, Packer, Parcel, Plan, TrialRunner
+from pipeline.execution.parts import Flushed, PartsConfig, WrittenPart
 from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateLimits, create_rate_limiters
 from pipeline.execution.retry import RetryPolicy
 from pipeline.execution.services import NodeEndpoints
 from pipeline.execution.spend import SpendBook, worst_case
+from pipeline.execution.worker import (
+    CONTROL_CALLS,
+    Crashed,
+    Finished,
+    Item,
+    TrialWorker,
+    WorkerOutput,
+)
 from pipeline.models.faults import FaultProfile
 from pipeline.runtime.hygiene import WORKER_ENV
 from pipeline.runtime.local_ray import NodeInThread
 from pipeline.runtime.phases import mark
 from pipeline.runtime.startup import RAY_START_ENV
 from pipeline.runtime.startup import RayStartError as RayStartError
-from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
+from pipeline.trial.run import RunContext, TrialResult, harness_failure
 from pipeline.trial.spec import TrialSpec
 from pipeline.util.version import source_fingerprint
 
@@ -160,127 +159,6 @@ class ExecuteOptions:
     pipeline's own cost per trial. No command, spec or flow sets it."""
 
 
-@dataclass(frozen=True)
-class WorkerOutput:
-    result: TrialResult | None
-    """The attempt's rows; None when its worker keeps them for a part (``outcome``)."""
-    retry_after_s: float | None = None
-    """Retry-After of the infrastructure error that ended the attempt, if the provider sent one."""
-    outcome: Outcome | None = None
-    """A final attempt whose rows the worker keeps (pipeline.execution.parts)."""
-    flushed: Flushed = field(default_factory=Flushed)
-    """Parts the worker staged since it last reported them."""
-
-
-TRIAL_THREADS_SWITCH_INTERVAL_S = 0.02
-"""How long a trial thread may hold the interpreter lock before a waiting one asks for it
-(CPython's default: 0.005 s). Each waiting thread asks when its wait times out, so with tens
-of trial threads ready at once the lock changed hands mostly on demand, not when a thread
-blocked on its socket. Measured (benchmarks/model_call_cpu.py --threads 64, idle machine): 3.97
-ms CPU per LiteLLM call at 0.005 s, 3.56 ms at 0.02 s and 3.57 ms at 0.05 s; one thread alone:
-3.1 ms either way. A thread waiting on the network lets go of the lock at once, so a
-latency-bound sweep's threads are no slower to start. Set at a worker's first trial, not when it
-starts: while it imports LiteLLM (one thread, busy for about 2 s), Ray's own threads would wait
-longer for the lock, and a cold run's first trial came about 0.3 s later."""
-
-
-class TrialWorker:
-    """A Ray actor that runs trials in threads (``max_concurrency`` of them). ``worker_id``
-    names it at the limiters, which lease permits to the process as a whole. The process is
-    the actor's own: its interpreter's switch interval is set for the trial threads."""
-
-    def __init__(self, worker_id: str) -> None:
-        # LiteLLM is imported by the first call that needs it (pipeline.models.client): a
-        # worker running only in-process models (the reference models) never pays for it.
-        self.worker_id = worker_id
-        self.holder = Holder()
-        self._running = 0
-        self._ran = False
-        self._running_lock = threading.Lock()
-        self._buffers: dict[str, PartBuffer] = {}
-        """plan id -> the run's finished trials not yet in a part."""
-
-    def running_attempts(self) -> int:
-        """Attempts this worker runs now (0: a warm pool no run uses may be retired)."""
-        return self._running
-
-    def run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
-            parcel: Parcel | None = None) -> WorkerOutput:
-        """Run one attempt (``attempt_key``: ``<trial id>:<number>``); ``parcel`` brings the
-        run's shared parts this worker lacks (pipeline.execution.parcels)."""
-        with self._running_lock:
-            if not self._ran:
-                sys.setswitchinterval(TRIAL_THREADS_SWITCH_INTERVAL_S)
-                self._ran = True
-            self._running += 1
-        try:
-            return self._run(plan_id, compact, attempt_key, parcel)
-        finally:
-            with self._running_lock:
-                self._running -= 1
-
-    def _run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
-             parcel: Parcel | None) -> WorkerOutput:
-        import ray
-
-        from pipeline.models.client import model_call_guard
-
-        spec, plan = self.holder.unpack(plan_id, compact, parcel)
-        ctx, gates = plan.ctx, plan.gates
-        node_id = ray.get_runtime_context().get_node_id()
-        # Injected faults are reproducible per (trial, attempt).
-        gate = CallGate(self.worker_id, gates.limiters, gates.faults,
-                        rng=random.Random(attempt_key), rates=gates.rates, board=gates.board)
-        endpoint = gates.endpoints.params_for(spec.model.name, node_id)
-        if endpoint is None:  # its node service is not running here (the node joined later)
-            return WorkerOutput(harness_failure(spec, ctx, f"no {spec.model.name} endpoint on "
-                                                f"node {node_id}", node_id))
-        if endpoint:
-            spec = replace(spec, extra={**spec.extra, **endpoint})
-        with model_call_guard(gate):
-            try:
-                result = (plan.trial_runner or _run_trial)(spec, ctx, node_id)
-            except Exception as exc:  # a harness bug: recorded as such, never as the agent's
-                result = harness_failure(spec, ctx, f"{type(exc).__name__}: {exc}", node_id)
-        if plan.parts is None or not plan.parts.writes_on(node_id) or is_retryable(result):
-            return WorkerOutput(result, gate.retry_after_s)
-        buffer = self._buffer(plan_id, plan.parts)
-        outcome = buffer.add(result, int(attempt_key.rsplit(":", 1)[1]))
-        return WorkerOutput(None, gate.retry_after_s, outcome, buffer.take())
-
-    def _buffer(self, plan_id: str, config: PartsConfig) -> PartBuffer:
-        with self._running_lock:
-            buffer = self._buffers.get(plan_id)
-            if buffer is None:
-                buffer = self._buffers[plan_id] = PartBuffer(config)
-            return buffer
-
-    def flush(self, plan_id: str) -> Flushed:
-        """Write whatever this worker holds of the run; the parts not yet reported."""
-        with self._running_lock:
-            buffer = self._buffers.get(plan_id)
-        return Flushed() if buffer is None else buffer.take(force=True)
-
-    def forget(self, plan_id: str) -> None:
-        """The run is over: let go of its buffer."""
-        with self._running_lock:
-            self._buffers.pop(plan_id, None)
-
-    def preload(self) -> bool:
-        """Import LiteLLM now, before the first trial needs it; whether it is imported."""
-        from pipeline.models.client import litellm_module
-
-        litellm_module()
-        return "litellm" in sys.modules
-
-    def pid(self) -> int:
-        return os.getpid()
-
-
-def _run_trial(spec: TrialSpec, ctx: RunContext, node_id: str) -> TrialResult:
-    return run_trial(spec, ctx, node_id=node_id)
-
-
 TRIALS_PER_WORKER = 64
 """Trials in flight one worker process takes before a second one on its node helps: its trial
 threads share one interpreter lock, and at about 5 ms of Python per model call one process
@@ -350,13 +228,14 @@ class WorkerPool:
 
         node = self.nodes[slot]
         strategy = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
-        options: dict[str, Any] = {"num_cpus": 0.01, "max_concurrency": self.threads,
+        options: dict[str, Any] = {"num_cpus": 0.01, "max_concurrency": CONTROL_CALLS,
                                    "max_restarts": 0, "max_task_retries": 0,
                                    "scheduling_strategy": strategy}
         if self.warm:
             options.update(name=self.worker_ids[slot], namespace=WARM_NAMESPACE,
                            lifetime="detached", get_if_exists=True)
-        return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot])
+        return self.ray.remote(TrialWorker).options(**options).remote(self.worker_ids[slot],
+                                                                      self.threads)
 
     def preload(self) -> None:
         """Every worker imports LiteLLM as soon as it has started (``TrialWorker.preload``);
@@ -382,9 +261,13 @@ class WorkerPool:
         self.load[slot] += 1
         return slot, self.generation[slot]
 
-    def call(self, slot: int, *args: Any) -> Any:
-        """Start ``TrialWorker.run`` on the slot's worker; returns the result's ref."""
-        return self.actors[slot].run.remote(*args)
+    def start(self, slot: int, plan_id: str, items: list[Item]) -> Any:
+        """Start attempts on the slot's worker (``TrialWorker.start``); the call's ref."""
+        return self.actors[slot].start.remote(plan_id, items)
+
+    def poll(self, slot: int) -> Any:
+        """Ask the slot's worker for the attempts that ended (``TrialWorker.poll``)."""
+        return self.actors[slot].poll.remote(TICK_S)
 
     def done(self, slot: int) -> None:
         self.load[slot] -= 1
@@ -567,7 +450,6 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     Ray's C waits (a SystemError); the driver sends itself SIGINT instead, which those waits
     turn into KeyboardInterrupt. Only in the main thread, where Python runs signal handlers."""
     import signal
-    import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -661,7 +543,6 @@ class _Flight:
     number: int
     slot: int
     generation: int
-    parcel: Parcel | None = None
 
 
 class _Execution:
@@ -693,7 +574,14 @@ class _Execution:
         if self.pool.preloaded():  # the import started with the services: no trial waits for it
             mark("workers ready (LiteLLM imported)")
         self._first = True
-        self.in_flight: dict[Any, _Flight] = {}
+        self.in_flight: dict[str, _Flight] = {}
+        """Attempt key (``<trial id>:<number>``) -> the attempt running on a worker."""
+        self.outbox: dict[int, list[Item]] = {}
+        """slot -> attempts to start on its worker with the next ``start`` call."""
+        self.starts: dict[Any, tuple[int, int, list[Parcel]]] = {}
+        """A ``start`` call in flight -> its (slot, generation, the parcels it carries)."""
+        self.polls: dict[Any, tuple[int, int]] = {}
+        """A worker's ``poll`` in flight -> its (slot, generation): one per busy worker."""
         self.finished = 0
         self.stopped = False
         """A provider refused its configuration: no new trial is started (pipeline.errors)."""
@@ -735,6 +623,7 @@ class _Execution:
                         exhausted = True
                     else:
                         self._submit_or_park(spec, self.book.first_attempt(spec))
+                self._dispatch()
                 if not self.in_flight and not self.book.waiting and not self._held():
                     if not self._unsaved_left():
                         break
@@ -829,10 +718,23 @@ class _Execution:
         compact = self.packer.pack(spec)
         slot, generation = self.pool.pick()
         parcel = self.packer.parcel(slot, generation, compact)
-        ref = self.pool.call(slot, self.packer.plan_id, compact, key, parcel)
-        self.in_flight[ref] = _Flight(spec, number, slot, generation, parcel)
+        self.outbox.setdefault(slot, []).append((compact, key, parcel))
+        self.in_flight[key] = _Flight(spec, number, slot, generation)
         if self.spend is not None:
             self.spend.reserve(key, worst_case(spec, self.spend.ceilings))
+
+    def _dispatch(self) -> None:
+        """Start what this round submitted: one call per worker, and a poll on each busy
+        worker that has none."""
+        outbox, self.outbox = self.outbox, {}
+        for slot, items in outbox.items():
+            parcels = [parcel for _, _, parcel in items if parcel is not None]
+            ref = self.pool.start(slot, self.packer.plan_id, items)
+            self.starts[ref] = (slot, self.pool.generation[slot], parcels)
+        polled = {slot for slot, _ in self.polls.values()}
+        for slot in outbox:
+            if slot not in polled:
+                self.polls[self.pool.poll(slot)] = (slot, self.pool.generation[slot])
 
     def _tick(self) -> None:
         """About once a second: is the head still there, what is due for the sink, which
@@ -872,7 +774,7 @@ class _Execution:
         if not self.in_flight and not self.flushing:
             self.clock.sleep(min(wait_s or 0.0, self.clock.simulated(TICK_S)))
             return
-        refs = [*self.in_flight, *self.flushing]
+        refs = [*self.polls, *self.starts, *self.flushing]  # a few per worker, not per trial
         wall_s = self.clock.wall(wait_s)
         timeout = TICK_S if wall_s is None else min(wall_s, TICK_S)
         ready, rest = self.ray.wait(refs, num_returns=1, timeout=timeout)
@@ -886,10 +788,68 @@ class _Execution:
     def _settle(self, ref: Any) -> None:
         if ref in self.flushing:
             self._flushed(ref)
+        elif ref in self.starts:
+            self._started(ref)
+        else:
+            self._polled(ref)
+
+    def _started(self, ref: Any) -> None:
+        """A ``start`` call returned: its worker holds the parts it brought."""
+        slot, generation, parcels = self.starts.pop(ref)
+        try:
+            self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:  # its poll says what became of them
+            self._worker_failed(slot, generation, exc)
             return
-        flight = self.in_flight.pop(ref)
-        self.pool.done(flight.slot)
-        output = self._output(ref, flight)
+        for parcel in parcels:
+            self.packer.confirm(slot, generation, parcel)
+
+    def _polled(self, ref: Any) -> None:
+        """A poll returned: settle what ended; poll again while the worker has attempts."""
+        slot, generation = self.polls.pop(ref)
+        try:
+            finished: list[Finished] = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:  # the worker died, or Ray lost the call
+            self._worker_failed(slot, generation, exc)
+            return
+        for key, ended in finished:
+            flight = self.in_flight.pop(key, None)
+            if flight is None:  # its worker was given up on already
+                continue
+            self.pool.done(flight.slot)
+            if isinstance(ended, Crashed):
+                self.packer.forget(slot, generation)
+                ended = WorkerOutput(harness_failure(flight.spec, self.ctx, ended.message))
+            self._ended(flight, ended)
+        if generation == self.pool.generation[slot] and self.pool.load[slot] > 0:
+            self.polls[self.pool.poll(slot)] = (slot, generation)
+
+    def _worker_failed(self, slot: int, generation: int, exc: Exception) -> None:
+        """A call to a worker failed in Ray: its attempts end as harness errors (retried), and
+        a dead worker is replaced, its unsaved trials run again."""
+        exceptions = self.ray.exceptions
+        self.packer.forget(slot, generation)
+        self.head.confirm()  # or the head is gone (RayHeadLost): not the trials' failure
+        dead = None
+        if isinstance(exc, exceptions.RayActorError):
+            dead = self.pool.replace(slot, generation)
+        for limiter in self.limiters.values() if dead else ():  # the dead process's leases
+            limiter.handle.release_holder.remote(dead)
+        if dead:
+            self._lost(slot, generation)
+        if dead is None and isinstance(exc, exceptions.RayActorError):
+            return  # replaced already: its attempts were ended then
+        message = str(exc).strip().split("\n", 1)[0]
+        for key, flight in list(self.in_flight.items()):
+            if flight.slot == slot and flight.generation == generation:
+                del self.in_flight[key]
+                self.pool.done(slot)
+                failure = harness_failure(flight.spec, self.ctx,
+                                          f"{type(exc).__name__}: {message}")
+                self._ended(flight, WorkerOutput(failure))
+
+    def _ended(self, flight: _Flight, output: WorkerOutput) -> None:
+        """Settle one attempt that ended on a worker."""
         key = (flight.spec.trial_id, flight.number)
         if output.outcome is None and key in self.saved_early:
             # its part was committed (another call reported it); the worker died before this
@@ -1025,23 +985,3 @@ class _Execution:
         if seconds is not None:
             self.pauses.pause(group, seconds)
 
-    def _output(self, ref: Any, flight: _Flight) -> WorkerOutput:
-        exceptions = self.ray.exceptions
-        try:
-            output: WorkerOutput = self.ray.get(ref)
-            if flight.parcel is not None:
-                self.packer.confirm(flight.slot, flight.generation, flight.parcel)
-            return output
-        except exceptions.RayError as exc:  # the worker died or Ray lost the task
-            self.packer.forget(flight.slot, flight.generation)
-            self.head.confirm()  # or the head is gone (RayHeadLost): not the trial's failure
-            dead = None
-            if isinstance(exc, exceptions.RayActorError):
-                dead = self.pool.replace(flight.slot, flight.generation)
-            for limiter in self.limiters.values() if dead else ():  # the dead process's leases
-                limiter.handle.release_holder.remote(dead)
-            if dead:
-                self._lost(flight.slot, flight.generation)
-            message = str(exc).strip().split("\n", 1)[0]
-            return WorkerOutput(harness_failure(flight.spec, self.ctx,
-                                                f"{type(exc).__name__}: {message}"))

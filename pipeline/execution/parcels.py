@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,9 @@ class Plan:
     """Benchmarks only: what runs a trial in place of ``run_trial`` (``ExecuteOptions``)."""
 
 
-TrialRunner = Callable[[TrialSpec, RunContext, str], TrialResult]
-"""A trial's body: (spec, run context, node id) -> its result."""
+TrialRunner = Callable[[TrialSpec, RunContext, str], TrialResult | Awaitable[TrialResult]]
+"""A trial's body: (spec, run context, node id) -> its result (or a coroutine of it, run on
+the worker's event loop)."""
 
 
 @dataclass(frozen=True)

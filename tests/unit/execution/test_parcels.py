@@ -90,17 +90,17 @@ def test_a_worker_without_the_parts_refuses_loudly(tmp_path: Path) -> None:
 
 def test_actor_calls_carry_shared_parts_only_until_the_worker_holds_them(
         ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[int, int]] = []  # (shared parts carried, pickled bytes) per actor call
-    original = WorkerPool.call
+    calls: list[tuple[int, int]] = []  # (shared parts carried, pickled bytes) per attempt
+    original = WorkerPool.start
 
-    def counting(pool: WorkerPool, slot: int, *args: Any) -> Any:
-        parcel = args[-1]
-        parts = 0 if parcel is None else sum(
-            isinstance(p, SharedParts) for p in parcel.parts.values())
-        calls.append((parts, len(cloudpickle.dumps(args[:-1]))))
-        return original(pool, slot, *args)
+    def counting(pool: WorkerPool, slot: int, plan_id: str, items: list[Any]) -> Any:
+        for compact, key, parcel in items:
+            parts = 0 if parcel is None else sum(
+                isinstance(p, SharedParts) for p in parcel.parts.values())
+            calls.append((parts, len(cloudpickle.dumps((plan_id, compact, key)))))
+        return original(pool, slot, plan_id, items)
 
-    monkeypatch.setattr(WorkerPool, "call", counting)
+    monkeypatch.setattr(WorkerPool, "start", counting)
     specs = _specs(tmp_path, repeats=4)
     results: list[TrialResult] = []
     max_in_flight = 2
