@@ -19,7 +19,6 @@ A staged batch that is never committed (its worker or the driver died) is garbag
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from warehouse.atomic import fsync_dir
+from warehouse.atomic import move_file
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location
 from warehouse.objectstore import (
@@ -139,8 +138,7 @@ def commit_staged(root: Root, batch: StagedBatch) -> list[str]:
     for name in tables:  # in write order: the trials part, the commit marker, last
         target = root / name / f"run_id={batch.run_id}"
         target.mkdir(parents=True, exist_ok=True)
-        os.rename(staged_dir(root, name, batch.run_id) / batch.part, target / batch.part)
-        fsync_dir(target)
+        move_file(staged_dir(root, name, batch.run_id) / batch.part, target / batch.part)
         committed.append(str(target / batch.part))
     return committed
 
