@@ -121,16 +121,16 @@ class InFlight:
     """The most trials the driver had in flight at once (its ``_submit`` watched)."""
 
     def __init__(self) -> None:
-        from pipeline.execution import executor
+        from pipeline.execution import dispatch
 
         self.most = 0
-        original = executor._Execution._submit
+        original = dispatch.Execution._submit
 
         def watched(execution: Any, spec: Any, number: int) -> None:
             original(execution, spec, number)
             self.most = max(self.most, len(execution.in_flight))
 
-        executor._Execution._submit = watched  # type: ignore[method-assign, assignment]
+        dispatch.Execution._submit = watched  # type: ignore[method-assign, assignment]
 
 
 def drill(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import os
 import random
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +33,10 @@ from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_tri
 from pipeline.trial.spec import TrialSpec
 
 CONTROL_CALLS = 8
+POLL_LINGER_S = 0.02
+"""How long a poll that found an ended attempt waits for more to end: one answer then carries
+several, and the driver pays Ray's per-call cost once for them. Small beside a trial's
+seconds."""
 """The actor's own concurrent calls (start, poll, flush, pid...): trials run in its threads."""
 
 
@@ -125,11 +130,16 @@ class TrialWorker:
             else:
                 self._trial_threads().submit(self._run_and_finish, plan_id, spec, plan, key)
 
-    def poll(self, timeout_s: float) -> list[Finished]:
-        """The attempts that ended since the last poll; waits up to ``timeout_s`` for one."""
+    def poll(self, timeout_s: float, linger_s: float = POLL_LINGER_S) -> list[Finished]:
+        """The attempts that ended since the last poll; waits up to ``timeout_s`` for one,
+        then ``linger_s`` more for others to join it."""
         with self._done_ready:
             if not self._done:
                 self._done_ready.wait(timeout_s)
+            if self._done:
+                deadline = time.monotonic() + linger_s
+                while (left := deadline - time.monotonic()) > 0:
+                    self._done_ready.wait(left)
             done, self._done = self._done, []
         return done
 
