@@ -450,6 +450,8 @@ class Execution:
         except self.ray.exceptions.RayError as exc:  # the worker died, or Ray lost the call
             self._worker_failed(slot, generation, exc)
             return
+        if generation != self.pool.generation[slot]:  # given up on: its attempts were ended
+            return
         for key, ended in finished:
             flight = self.in_flight.pop(key, None)
             if flight is None:  # its worker was given up on already
@@ -461,20 +463,16 @@ class Execution:
             self._ended(flight, ended)
 
     def _worker_failed(self, slot: int, generation: int, exc: Exception) -> None:
-        """A call to a worker failed in Ray: its attempts end as harness errors (retried), and
-        a dead worker is replaced, its unsaved trials run again."""
-        exceptions = self.ray.exceptions
+        """A call to a worker failed in Ray (it died, or Ray lost the call): the worker is
+        given up (stopped and replaced, once), its attempts end as harness errors (retried)
+        and its unsaved trials run again. A worker whose answer was lost is never trusted
+        again: a part it staged and reported in that answer must not be committed later."""
         self.packer.forget(slot, generation)
         self.head.confirm()  # or the head is gone (RayHeadLost): not the trials' failure
-        dead = None
-        if isinstance(exc, exceptions.RayActorError):
-            dead = self.pool.replace(slot, generation)
+        dead = self.pool.replace(slot, generation)  # None: replaced already
         for limiter in self.limiters.values() if dead else ():  # the dead process's leases
             limiter.handle.release_holder.remote(dead)
-        if dead:
-            self._lost(slot, generation)
-        if dead is None and isinstance(exc, exceptions.RayActorError):
-            return  # replaced already: its attempts were ended then
+        self._lost(slot, generation)
         message = str(exc).strip().split("\n", 1)[0]
         for key, flight in list(self.in_flight.items()):
             if flight.slot == slot and flight.generation == generation:
@@ -551,13 +549,10 @@ class Execution:
         slot, generation, final = self.flushing.pop(ref)
         try:
             flushed: Flushed = self.ray.get(ref)
-        except self.ray.exceptions.RayError:  # the worker died: what it held runs again
-            self.head.confirm()
-            self.packer.forget(slot, generation)
-            dead = self.pool.replace(slot, generation)
-            for limiter in self.limiters.values() if dead else ():
-                limiter.handle.release_holder.remote(dead)
-            self._lost(slot, generation)
+        except self.ray.exceptions.RayError as exc:  # what it held runs again
+            self._worker_failed(slot, generation, exc)
+            return
+        if generation != self.pool.generation[slot]:  # given up on: its trials run again
             return
         self._commit(flushed)
         if final:  # every output had come back: what this flush did not report is gone

@@ -8,10 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import MEETING_SUITE
 
 from pipeline.execution import executor
-from pipeline.execution.executor import ExecuteOptions, execute
+from pipeline.execution.executor import ExecuteOptions, WorkerPool, execute
 from pipeline.execution.outcome import Outcome
 from pipeline.execution.parts import PartsConfig, WrittenPart
 from pipeline.sweep.config import SweepConfig
@@ -89,3 +90,29 @@ def test_a_worker_dying_with_unwritten_trials_loses_none_and_counts_none_twice(
     lost = run_sql(root, "SELECT trial_id FROM attempts WHERE outcome = 'incomplete' AND "
                          "message LIKE '%before the trial''s part was committed%'").rows
     assert {row[0] for row in lost} >= set(seen[:3])  # they ran again, their loss recorded
+
+
+def test_a_lost_answer_gives_its_worker_up_and_counts_nothing_twice(
+        ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A poll whose answer Ray lost may have named parts: the worker is stopped and replaced,
+    its trials run again, and nothing it staged is committed afterwards."""
+    root = tmp_path / "wh"
+    specs = _specs(root, repeats=4)
+    polls = 0
+    real_poll = WorkerPool.poll
+
+    @ray_local.remote
+    def lost(answer: Any) -> None:  # the worker answered; the answer never arrives
+        raise RuntimeError("the answer was lost")
+
+    def losing(pool: WorkerPool, slot: int) -> Any:
+        nonlocal polls
+        polls += 1
+        ref = real_poll(pool, slot)
+        return lost.remote(ref) if polls == 3 else ref
+
+    monkeypatch.setattr(WorkerPool, "poll", losing)
+    sink, _ = _run(ray_local, root, specs, batch_size=1000)
+    assert polls > 3
+    assert sink.statuses == {"complete": len(specs)}
+    _once(root, len(specs))
