@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipeline.execution.attempts import Attempt
@@ -60,7 +61,31 @@ class PartsConfig:
         return cls(root, run_id, batch_size, flush_interval_s, None, env)
 
     def writes_on(self, node_id: str) -> bool:
-        return self.node_id is None or self.node_id == node_id
+        """Whether a worker on ``node_id`` writes its parts: a folder on the driver's node
+        only; object storage where this process's environment names credentials (a worker of
+        a stack started without them sends its rows back: an unsigned write is refused by a
+        real store, and stored as garbage by some)."""
+        if not isinstance(self.root, S3Location):
+            return self.node_id is None or self.node_id == node_id
+        return store_credentials_named()
+
+
+CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE",
+                        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+"""Variables by which the AWS SDKs find credentials (keys, IRSA's token, a profile, a container
+endpoint); with none set and no credentials file, only the instance metadata service is left,
+which is never asked from here."""
+
+
+def store_credentials_named() -> bool:
+    """Whether this process's environment names object-storage credentials, without asking any
+    address for them (read from the environment and the credentials file's presence only)."""
+    if any(os.environ.get(name) for name in CREDENTIAL_VARIABLES):
+        return True
+    shared = os.environ.get("AWS_SHARED_CREDENTIALS_FILE") or "~/.aws/credentials"
+    path = Path(shared).expanduser()
+    return path.is_file() and path.stat().st_size > 0
 
 
 @dataclass(frozen=True)

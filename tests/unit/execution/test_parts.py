@@ -76,3 +76,24 @@ def test_a_write_that_fails_is_reported_once_and_stages_nothing(
     assert failed.parts == () and isinstance(failed.error, DiskFull)
     assert buffer.take().error is None
     assert not list(root.rglob("*.parquet"))
+
+
+def test_a_worker_writes_to_a_bucket_only_where_its_environment_names_credentials(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.execution import parts
+    from warehouse.location import S3Location
+
+    for name in (*parts.CREDENTIAL_VARIABLES, "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws/credentials
+    bucket = PartsConfig(S3Location("bucket"), RUN, 10, 5.0)
+    folder = PartsConfig(tmp_path, RUN, 10, 5.0, node_id="driver-node")
+    assert not bucket.writes_on("any-node")  # an unsigned write: its rows go back instead
+    assert folder.writes_on("driver-node") and not folder.writes_on("other-node")
+    credentials = tmp_path / "credentials"
+    credentials.write_text("[default]\naws_access_key_id = x\n", "utf-8")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    assert bucket.writes_on("any-node")
+    monkeypatch.delenv("AWS_SHARED_CREDENTIALS_FILE")
+    monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(credentials))  # IRSA
+    assert bucket.writes_on("any-node")
