@@ -19,33 +19,22 @@ A staged batch that is never committed (its worker or the driver died) is garbag
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from warehouse.atomic import move_file
-from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location
-from warehouse.objectstore import (
-    CommitRecord,
-    check_guard,
-    delete_objects,
-    part_key,
-    put_object,
-    record_key,
-)
-from warehouse.schema import TABLES
+from warehouse.objectstore import delete_objects, part_key
 from warehouse.store_retry import ObjectStoreUnavailable
 from warehouse.writer import (
-    WRITE_ORDER,
-    WarehouseError,
-    to_arrow,
+    commit_parts,
+    new_part_name,
+    prepared_batch,
     validate_run_id,
-    write_parquet,
-    write_parquet_object,
+    write_files,
+    write_objects,
 )
 
 STAGED_PREFIX = ".staged-"
@@ -67,61 +56,21 @@ def staged_dir(root: Path, table: str, run_id: str) -> Path:
     return root / table / f"{STAGED_PREFIX}{run_id}"
 
 
-def new_part_name() -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    return f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
-
-
 def stage_batch(root: Root, run_id: str,
                 rows_by_table: Mapping[str, Sequence[Mapping[str, Any]]]) -> StagedBatch | None:
     """Write a batch's parts, invisible until ``commit_staged``; None for a batch with no rows.
     A schema error writes nothing; a failure on the way (a full disk) removes what it wrote."""
     validate_run_id(run_id)
-    unknown = set(rows_by_table) - set(TABLES)
-    if unknown:
-        raise WarehouseError(f"unknown tables {sorted(unknown)}")
-    prepared = [(name, to_arrow(TABLES[name], rows_by_table[name]))
-                for name in WRITE_ORDER if rows_by_table.get(name)]
+    prepared = prepared_batch(rows_by_table)
     if not prepared:
         return None
     part = new_part_name()
     if isinstance(root, S3Location):
-        _stage_objects(root, run_id, part, prepared)
+        write_objects(root, run_id, prepared, part)
     else:
-        _stage_files(root, run_id, part, prepared)
+        write_files(root, [(staged_dir(root, name, run_id) / part, data)
+                           for name, data in prepared])
     return StagedBatch(run_id, part, tuple((name, data.num_rows) for name, data in prepared))
-
-
-def _stage_objects(loc: S3Location, run_id: str, part: str, prepared: list[Any]) -> None:
-    written: list[str] = []
-    try:
-        for name, data in prepared:
-            key = part_key(name, run_id, part)
-            write_parquet_object(loc, key, data)
-            written.append(key)
-    except BaseException:
-        try:
-            delete_objects(loc, written)
-        except ObjectStoreUnavailable:  # gone: the parts stay as garbage (vacuum)
-            pass
-        raise
-
-
-def _stage_files(root: Path, run_id: str, part: str, prepared: list[Any]) -> None:
-    needed = sum(data.nbytes for _, data in prepared) + WRITE_RESERVE_BYTES
-    free = free_bytes(root)
-    if free < needed:
-        raise DiskFull(root, free, needed)
-    written: list[Path] = []
-    try:
-        for name, data in prepared:
-            path = staged_dir(root, name, run_id) / part
-            write_parquet(path, data)
-            written.append(path)
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
 
 
 def commit_staged(root: Root, batch: StagedBatch) -> list[str]:
@@ -129,10 +78,7 @@ def commit_staged(root: Root, batch: StagedBatch) -> list[str]:
     tables = [name for name, _ in batch.rows]
     if isinstance(root, S3Location):
         parts = {name: [part_key(name, batch.run_id, batch.part)] for name in tables}
-        name = batch.part.removesuffix(".parquet")
-        record = CommitRecord(record_key(batch.run_id, name), batch.run_id, "batch", parts)
-        check_guard(root, batch.run_id)  # a driver that lost the run's lease commits nothing
-        put_object(root, record.key, record.body(), if_none_match=True)
+        commit_parts(root, batch.run_id, batch.part, parts)
         return [key for keys in parts.values() for key in keys]
     committed: list[str] = []
     for name in tables:  # in write order: the trials part, the commit marker, last

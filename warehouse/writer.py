@@ -122,11 +122,48 @@ def write_parquet_object_batches(loc: S3Location, key: str, schema: pa.Schema,
             out.write_batch(batch, row_group_size=row_group_rows)
 
 
-def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.Table]],
-                 part: str) -> list[str]:
-    """The parts of one batch written to object storage, then its commit record (one
-    conditional PUT: from then on it is read); the keys written. An error on the way (not a
-    kill) removes the parts: nothing of the batch was ever visible."""
+def prepared_batch(rows_by_table: Mapping[str, Sequence[Mapping[str, Any]]]
+                   ) -> list[tuple[str, pa.Table]]:
+    """A batch's rows as Arrow tables in ``WRITE_ORDER`` (the ``trials`` table last), every
+    table converted before anything is written: a schema error writes nothing at all."""
+    unknown = set(rows_by_table) - set(TABLES)
+    if unknown:
+        raise WarehouseError(f"unknown tables {sorted(unknown)}")
+    return [(name, to_arrow(TABLES[name], rows_by_table[name]))
+            for name in WRITE_ORDER if rows_by_table.get(name)]
+
+
+def new_part_name() -> str:
+    """A batch's part file name, the same in every table's folder."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    return f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+
+
+def write_files(root: Path, files: Sequence[tuple[Path, pa.Table]]) -> list[Path]:
+    """A batch's files, in order, after a check of free space (Arrow's in-memory size bounds
+    the compressed files from above); the paths written. An error on the way (not a kill)
+    removes what it wrote, last first."""
+    needed = sum(data.nbytes for _, data in files) + WRITE_RESERVE_BYTES
+    free = free_bytes(root)
+    if free < needed:
+        raise DiskFull(root, free, needed)
+    written: list[Path] = []
+    try:
+        for path, data in files:
+            write_parquet(path, data)
+            written.append(path)
+    except BaseException:
+        for path in reversed(written):  # the trials file is last: nothing half-committed
+            path.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def write_objects(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.Table]],
+                  part: str) -> dict[str, list[str]]:
+    """A batch's parts on object storage, under their final keys (read by nobody until a
+    commit record names them); each table's keys. An error on the way (not a kill) removes
+    what it wrote."""
     parts: dict[str, list[str]] = {}
     written: list[str] = []
     try:
@@ -135,10 +172,32 @@ def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.
             write_parquet_object(loc, key, data)
             written.append(key)
             parts[name] = [key]
-        record = CommitRecord(record_key(run_id, part.removesuffix(".parquet")), run_id,
-                              "batch", parts)
-        check_guard(loc, run_id)  # a driver that lost the run's lease commits nothing more
-        put_object(loc, record.key, record.body(), if_none_match=True)
+    except BaseException:
+        with suppress(ObjectStoreUnavailable):  # gone: the parts stay as garbage (vacuum)
+            delete_objects(loc, written)
+        raise
+    return parts
+
+
+def commit_parts(loc: S3Location, run_id: str, part: str, parts: Mapping[str, list[str]]
+                 ) -> None:
+    """A batch's commit record (one conditional PUT, after the run's guard: a driver that lost
+    the run's lease commits nothing more); from then on its parts are read."""
+    record = CommitRecord(record_key(run_id, part.removesuffix(".parquet")), run_id, "batch",
+                          dict(parts))
+    check_guard(loc, run_id)
+    put_object(loc, record.key, record.body(), if_none_match=True)
+
+
+def commit_batch(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.Table]],
+                 part: str) -> list[str]:
+    """The parts of one batch written to object storage, then its commit record; the keys
+    written. An error on the way (not a kill) removes the parts: nothing of the batch was ever
+    visible."""
+    parts = write_objects(loc, run_id, prepared, part)
+    written = [key for keys in parts.values() for key in keys]
+    try:
+        commit_parts(loc, run_id, part, parts)
     except BaseException:
         with suppress(ObjectStoreUnavailable):  # gone: the parts stay as garbage (vacuum)
             delete_objects(loc, written)
@@ -157,34 +216,12 @@ class WarehouseWriter:
         """Keys written on object storage (relative to the warehouse prefix)."""
 
     def write_batch(self, rows_by_table: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
-        unknown = set(rows_by_table) - set(TABLES)
-        if unknown:
-            raise WarehouseError(f"unknown tables {sorted(unknown)}")
-        # Convert everything first: a schema error writes nothing at all.
-        prepared = [
-            (name, to_arrow(TABLES[name], rows_by_table[name]))
-            for name in WRITE_ORDER
-            if rows_by_table.get(name)
-        ]
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        part = f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+        prepared = prepared_batch(rows_by_table)
+        part = new_part_name()
         if isinstance(self.root, S3Location):
             if prepared:
                 self.objects_written.extend(commit_batch(self.root, self.run_id, prepared, part))
             return
-        # Arrow's in-memory size bounds the compressed file from above.
-        needed = sum(data.nbytes for _, data in prepared) + WRITE_RESERVE_BYTES
-        free = free_bytes(self.root)
-        if free < needed:
-            raise DiskFull(self.root, free, needed)
-        written: list[Path] = []
-        try:
-            for name, data in prepared:
-                path = table_dir(self.root, name) / f"run_id={self.run_id}" / part
-                write_parquet(path, data)
-                written.append(path)
-        except BaseException:
-            for path in reversed(written):  # the trials file is last: nothing half-committed
-                path.unlink(missing_ok=True)
-            raise
-        self.files_written.extend(written)
+        self.files_written.extend(write_files(self.root, [
+            (table_dir(self.root, name) / f"run_id={self.run_id}" / part, data)
+            for name, data in prepared]))

@@ -13,7 +13,7 @@ from pipeline.execution.parts import PartBuffer, PartsConfig
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.stages import plan
 from pipeline.trial.run import RunContext, TrialResult, run_trial
-from warehouse import staged
+from warehouse import writer
 from warehouse.diskspace import DiskFull
 from warehouse.query import run_sql
 from warehouse.staged import commit_staged
@@ -70,7 +70,7 @@ def test_a_write_that_fails_is_reported_once_and_stages_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "wh"
     buffer = PartBuffer(PartsConfig(root, RUN, batch_size=1, flush_interval_s=5.0))
-    monkeypatch.setattr(staged, "free_bytes", lambda path: 0)  # the disk is full
+    monkeypatch.setattr(writer, "free_bytes", lambda path: 0)  # the disk is full
     buffer.add(_results(root, 1)[0], 1)
     failed = buffer.take()
     assert failed.parts == () and isinstance(failed.error, DiskFull)
