@@ -5,8 +5,9 @@ A worker runs each trial in a thread of its own, hundreds at once when a sweep i
 latency-bound. LiteLLM hands every OpenAI-compatible call of a configuration one cached SDK
 client over one ``httpx.Client`` with httpx's default limits: 100 connections, 20 kept alive,
 behind one pool lock that every request takes twice; the other threads queue on it.
-``PerThreadTransport`` gives each thread its own ``httpx.HTTPTransport``: a trial's calls run
-one after another, so each thread keeps one connection alive per endpoint and never waits for
+``PerThreadTransport`` gives each thread its own transport (``pipeline.models.lean_http``: the
+standard library's HTTP/1.1 client; httpx's own when HTTP/2 is on): a trial's calls run one
+after another, so each thread keeps one connection alive per endpoint and never waits for
 another thread's. It is installed as LiteLLM's ``client_session`` (its documented way to supply
 the HTTP client) unless a user supplied one; proxies from the environment, LiteLLM's TLS
 verification and the SDK's timeouts still apply.
@@ -23,6 +24,8 @@ from typing import Any
 
 import httpx
 
+from pipeline.models import lean_http
+
 
 class PerThreadTransport(httpx.BaseTransport):
     """An ``httpx`` transport that sends each request over the calling thread's own pool."""
@@ -30,17 +33,17 @@ class PerThreadTransport(httpx.BaseTransport):
     def __init__(self, **transport_options: Any) -> None:
         self._options = transport_options
         self._local = threading.local()
-        self._every: list[httpx.HTTPTransport] = []
+        self._every: list[httpx.BaseTransport] = []
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         return self.current().handle_request(request)
 
-    def current(self) -> httpx.HTTPTransport:
+    def current(self) -> httpx.BaseTransport:
         """The calling thread's transport (made on its first request)."""
-        transport: httpx.HTTPTransport | None = getattr(self._local, "transport", None)
+        transport: httpx.BaseTransport | None = getattr(self._local, "transport", None)
         if transport is None:
-            transport = httpx.HTTPTransport(**self._options)
+            transport = lean_http.transport(**self._options)
             self._local.transport = transport
             with self._lock:
                 self._every.append(transport)
