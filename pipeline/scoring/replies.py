@@ -11,7 +11,7 @@ from pipeline.catalog.models import Turn
 from pipeline.scoring.claims import said_vs_done
 from pipeline.scoring.forbidden_claims import forbidden_claim_in
 from pipeline.scoring.journal import Journal, Reply
-from pipeline.scoring.languages import Language, alphabet_of, asks_for_input
+from pipeline.scoring.languages import Language, asks_for_input
 from pipeline.scoring.results import CheckResult
 
 
@@ -58,13 +58,21 @@ MIN_LETTERS = 12
 def script_of(text: str) -> str | None:
     """The dominant alphabet of ``text`` ("cyrillic", "latin", "other"), by letter count;
     None when it has too few letters."""
-    counts = {"cyrillic": 0, "latin": 0, "other": 0}
-    for char in text:
-        if char.isalpha():
-            counts[alphabet_of(char)] += 1
+    counts = _letter_counts("".join(filter(str.isalpha, text)))
     if sum(counts.values()) < MIN_LETTERS:
         return None
     return max(counts, key=lambda k: counts[k])
+
+
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_ASCII = re.compile("[\x00-\x7f]")
+
+
+def _letter_counts(letters: str) -> dict[str, int]:
+    """How many of ``letters`` are in each alphabet (``alphabet_of``'s ranges, counted by
+    regular expression rather than a letter at a time)."""
+    cyrillic, latin = len(_CYRILLIC.findall(letters)), len(_ASCII.findall(letters))
+    return {"cyrillic": cyrillic, "latin": latin, "other": len(letters) - cyrillic - latin}
 
 
 LANGUAGE_SHARE = 0.25
@@ -81,6 +89,8 @@ _MARKUP = re.compile(r"```.*?(?:```|$)|<[^<>]{1,40}>|^\s*\|.*$", re.DOTALL | re.
 def prose_of(text: str) -> str:
     """``text`` without what is not prose: code fences, tags, table rows, JSON objects."""
     text = _MARKUP.sub(" ", text)
+    if "{" not in text:  # nothing braced: every character is prose
+        return text
     out, depth = [], 0
     for char in text:
         depth += char == "{"
@@ -95,13 +105,13 @@ def script_share(text: str, alphabet: str) -> float | None:
     blob, a code block) by all its letters: its words are in a language too (a blob of Russian
     values to a Russian user is a poor answer, not a foreign one); None when it has too few
     letters to tell."""
-    every = [c for c in text if c.isalpha()]
+    every = "".join(filter(str.isalpha, text))
     if len(every) < MIN_LETTERS:
         return None
-    letters = [c for c in prose_of(text) if c.isalpha()]
+    letters = "".join(filter(str.isalpha, prose_of(text)))
     if len(letters) < MIN_LETTERS:
         letters = every
-    return sum(alphabet_of(c) == alphabet for c in letters) / len(letters)
+    return _letter_counts(letters).get(alphabet, 0) / len(letters)
 
 
 def dialog_alphabet(user_texts: Sequence[str]) -> str | None:
