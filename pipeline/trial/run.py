@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.catalog import Domain, load_domain
 from pipeline.environment.database import changed_only
-from pipeline.environment.expected_state import replay_golden
+from pipeline.environment.expected_state import expected_database
 from pipeline.environment.sandbox import Sandbox
 from pipeline.errors import CONFIG_ERROR, LIMIT_KINDS, AgentError, ConfigError, InfraError
 from pipeline.models.call_params import call_params_of
@@ -208,7 +208,7 @@ def _expected_snapshots(trace: Trace, spec: TrialSpec, domain: Domain) -> None:
     if rules is None or not trace.snapshots:
         return
     if rules.expected.golden:
-        trace.snapshots["expected"] = replay_golden(domain, spec.scenario)[0]
+        trace.snapshots["expected"] = expected_database(domain, spec.scenario)
     if rules.snapshots == "changed":
         trace.snapshots = changed_only(trace.snapshots)
 

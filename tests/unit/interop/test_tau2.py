@@ -15,6 +15,7 @@ import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.catalog import load_domain
+from pipeline.environment import expected_state
 from pipeline.environment.database import changed_only, fresh_database, snapshot
 from pipeline.environment.expected_state import golden_calls, replay_golden
 from pipeline.environment.sandbox import Sandbox
@@ -231,6 +232,31 @@ def test_gold_replay_matches_the_database_on_all_114_tasks() -> None:
     assert raised == RAISING  # tau2 issue #499: the same 18 calls fail, no other
     assert _refusals(next(r for r in results if r.trial.scenario_id == "105")) == [
         "Insufficient gift card balance to pay for the price difference"]
+
+
+def test_a_scenarios_trials_replay_its_golden_calls_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The models and repeats of one scenario share its expected database; another scenario,
+    or one no longer among the kept ones, is replayed again, and gets the same database."""
+    replays: list[str] = []
+    real = expected_state.replay_golden
+
+    def counted(domain: Any, scenario: Any) -> Any:
+        replays.append(scenario.id)
+        return real(domain, scenario)
+
+    monkeypatch.setattr(expected_state, "replay_golden", counted)
+    monkeypatch.setattr(expected_state, "_kept", type(expected_state._kept)())
+    monkeypatch.setattr(expected_state, "KEPT_REPLAYS", 1)
+    domain = load_domain("tau2_retail", DOMAIN)
+    scenarios = {s.scenario.id: s.scenario for s in loaded_suite(SUITE).scenarios}
+    first = expected_state.expected_database(domain, scenarios["0"])
+    assert expected_state.expected_database(domain, scenarios["0"]) is first
+    other = expected_state.expected_database(domain, scenarios["64"])
+    again = expected_state.expected_database(domain, scenarios["0"])
+    assert replays == ["0", "64", "0"]
+    assert again == first and other != first
+    assert table_diff(again, replay_golden(domain, scenarios["0"])[0]) == []
 
 
 def test_a_failing_gold_write_is_missing_from_the_expected_state() -> None:
