@@ -152,9 +152,9 @@ class WorkerPool:
         """Start attempts on the slot's worker (``TrialWorker.start``); the call's ref."""
         return self.actors[slot].start.remote(plan_id, items)
 
-    def poll(self, slot: int) -> Any:
-        """Ask the slot's worker for the attempts that ended (``TrialWorker.poll``)."""
-        return self.actors[slot].poll.remote(TICK_S)
+    def poll(self, slot: int, plan_id: str) -> Any:
+        """Ask the slot's worker for the plan's attempts that ended (``TrialWorker.poll``)."""
+        return self.actors[slot].poll.remote(plan_id, TICK_S)
 
     def done(self, slot: int) -> None:
         self.load[slot] -= 1

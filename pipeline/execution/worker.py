@@ -96,7 +96,9 @@ class TrialWorker:
         """plan id -> the run's finished trials not yet in a part."""
         self._pool: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._done: list[Finished] = []
+        self._done: dict[str, list[Finished]] = {}
+        """plan id -> its attempts that ended since its driver's last poll: drivers sharing
+        a warm worker (the shards of a run, other runs) each get their own."""
         self._done_ready = threading.Condition()
 
     def running_attempts(self) -> int:
@@ -121,7 +123,7 @@ class TrialWorker:
             try:
                 spec, plan = self.holder.unpack(plan_id, compact, parcel)
             except Exception as exc:  # a harness bug (missing parts): the driver retries it
-                self._finish(key, Crashed(f"{type(exc).__name__}: {exc}"))
+                self._finish(plan_id, key, Crashed(f"{type(exc).__name__}: {exc}"))
                 continue
             self._begin()
             if _is_async(plan.trial_runner):
@@ -130,18 +132,18 @@ class TrialWorker:
             else:
                 self._trial_threads().submit(self._run_and_finish, plan_id, spec, plan, key)
 
-    def poll(self, timeout_s: float, linger_s: float = POLL_LINGER_S) -> list[Finished]:
-        """The attempts that ended since the last poll; waits up to ``timeout_s`` for one,
-        then ``linger_s`` more for others to join it."""
+    def poll(self, plan_id: str, timeout_s: float, linger_s: float = POLL_LINGER_S
+             ) -> list[Finished]:
+        """The plan's attempts that ended since its last poll; waits up to ``timeout_s`` for
+        one, then ``linger_s`` more for others to join it."""
         with self._done_ready:
-            if not self._done:
-                self._done_ready.wait(timeout_s)
-            if self._done:
+            if not self._done.get(plan_id):
+                self._done_ready.wait_for(lambda: bool(self._done.get(plan_id)), timeout_s)
+            if self._done.get(plan_id):
                 deadline = time.monotonic() + linger_s
                 while (left := deadline - time.monotonic()) > 0:
                     self._done_ready.wait(left)
-            done, self._done = self._done, []
-        return done
+            return self._done.pop(plan_id, [])
 
     def _begin(self) -> None:
         with self._running_lock:
@@ -154,9 +156,9 @@ class TrialWorker:
         with self._running_lock:
             self._running -= 1
 
-    def _finish(self, key: str, ended: WorkerOutput | Crashed) -> None:
+    def _finish(self, plan_id: str, key: str, ended: WorkerOutput | Crashed) -> None:
         with self._done_ready:
-            self._done.append((key, ended))
+            self._done.setdefault(plan_id, []).append((key, ended))
             self._done_ready.notify_all()
 
     def _run_and_finish(self, plan_id: str, spec: TrialSpec, plan: Plan, key: str) -> None:
@@ -166,7 +168,7 @@ class TrialWorker:
             ended = Crashed(f"{type(exc).__name__}: {exc}")
         finally:
             self._end()
-        self._finish(key, ended)
+        self._finish(plan_id, key, ended)
 
     async def _run_async(self, plan_id: str, spec: TrialSpec, plan: Plan, key: str) -> None:
         import ray
@@ -184,7 +186,7 @@ class TrialWorker:
             ended = Crashed(f"{type(exc).__name__}: {exc}")
         finally:
             self._end()
-        self._finish(key, ended)
+        self._finish(plan_id, key, ended)
 
     def _trial_threads(self) -> ThreadPoolExecutor:
         with self._running_lock:
@@ -249,9 +251,11 @@ class TrialWorker:
         return Flushed() if buffer is None else buffer.take(force=True)
 
     def forget(self, plan_id: str) -> None:
-        """The run is over: let go of its buffer."""
+        """The run is over: let go of its buffer (and of attempts nobody will poll for)."""
         with self._running_lock:
             self._buffers.pop(plan_id, None)
+        with self._done_ready:
+            self._done.pop(plan_id, None)
 
     def preload(self) -> bool:
         """Import LiteLLM now, before the first trial needs it; whether it is imported."""

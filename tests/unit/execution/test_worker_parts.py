@@ -105,10 +105,10 @@ def test_a_lost_answer_gives_its_worker_up_and_counts_nothing_twice(
     def lost(answer: Any) -> None:  # the worker answered; the answer never arrives
         raise RuntimeError("the answer was lost")
 
-    def losing(pool: WorkerPool, slot: int) -> Any:
+    def losing(pool: WorkerPool, slot: int, plan_id: str) -> Any:
         nonlocal polls
         polls += 1
-        ref = real_poll(pool, slot)
+        ref = real_poll(pool, slot, plan_id)
         return lost.remote(ref) if polls == 3 else ref
 
     monkeypatch.setattr(WorkerPool, "poll", losing)
