@@ -39,6 +39,7 @@ from warehouse.objectstore import (
     commit_guard,
     delete_objects,
     get_object,
+    list_objects,
     put_object,
 )
 from warehouse.store_retry import ObjectStoreUnavailable
@@ -71,7 +72,18 @@ def lease_ttl() -> timedelta:
 
 
 def lease_key(run_id: str) -> str:
+    """The lease of a whole run (one driver, or a resume of every shard)."""
     return f"{LEASES}/{run_id}.json"
+
+
+def shard_leases(run_id: str) -> str:
+    """Where the leases of a run's shards are (one per shard a driver runs)."""
+    return f"{LEASES}/{run_id}/"
+
+
+def shard_lease_key(run_id: str, label: str) -> str:
+    """The lease of one shard of a run (``label``: ``1-of-2``)."""
+    return f"{shard_leases(run_id)}shard-{label}.json"
 
 
 @dataclass
@@ -87,6 +99,11 @@ class Lease:
     renewed: float = field(default_factory=time.monotonic)
     """When the lease was last written by this driver (monotonic seconds)."""
     _stop: threading.Event = field(default_factory=threading.Event)
+    key: str = ""
+    """The lease object (the run's, or one shard's); the run's when empty."""
+
+    def __post_init__(self) -> None:
+        self.key = self.key or lease_key(self.run_id)
 
     def body(self, now: datetime) -> bytes:
         return json.dumps({**self.holder, "expires": (now + self.ttl).isoformat()}).encode()
@@ -94,8 +111,7 @@ class Lease:
     def renew(self, now: datetime) -> None:
         """One heartbeat: the lease extended, if it is still this driver's."""
         try:
-            self.etag = put_object(self.loc, lease_key(self.run_id), self.body(now),
-                                   if_match=self.etag)
+            self.etag = put_object(self.loc, self.key, self.body(now), if_match=self.etag)
             self.renewed = time.monotonic()
         except CommitConflict:
             self.lost = True
@@ -141,26 +157,49 @@ def _running(pid: object) -> bool:
 
 
 def holder_of_lease(loc: S3Location, run_id: str,
-                    now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str | None:
-    """Who holds the run's lease now (None: nobody, or it expired); takes nothing."""
-    found = get_object(loc, lease_key(run_id))
+                    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                    key: str | None = None) -> str | None:
+    """Who holds the run's lease (or the lease ``key``) now (None: nobody, or it expired);
+    takes nothing."""
+    found = get_object(loc, key or lease_key(run_id))
     if found is None:
         return None
     record = json.loads(found[0])
-    if _expired(record, now()) or record.get("pid") == os.getpid() and record.get(
-            "host") == socket.gethostname():
-        return None
-    return describe(record)
+    return None if _not_held(record, now()) else describe(record)
+
+
+def _not_held(record: dict[str, object], now: datetime) -> bool:
+    """The lease is nobody's (expired, its driver gone) or this very process's."""
+    return _expired(record, now) or (record.get("pid") == os.getpid()
+                                     and record.get("host") == socket.gethostname())
+
+
+def live_shard_leases(loc: S3Location, run_id: str,
+                      now: Callable[[], datetime] = lambda: datetime.now(UTC)
+                      ) -> dict[str, str]:
+    """The run's shards other drivers hold now: shard label (``1-of-2``) -> its holder."""
+    under = shard_leases(run_id)
+    live = {}
+    for key, _ in list_objects(loc, under):
+        name = key.removeprefix(under)
+        if not (name.startswith("shard-") and name.endswith(".json")):
+            continue
+        found = get_object(loc, key)
+        if found is not None and not _not_held(record := json.loads(found[0]), now()):
+            live[name.removeprefix("shard-").removesuffix(".json")] = describe(record)
+    return live
 
 
 def acquire(loc: S3Location, run_id: str, ttl: timedelta,
-            now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Lease:
-    """The run's lease, created or taken over from a dead driver; LeaseHeld when live."""
+            now: Callable[[], datetime] = lambda: datetime.now(UTC),
+            key: str | None = None) -> Lease:
+    """The run's lease (or the lease ``key``: a shard's), created or taken over from a dead
+    driver; LeaseHeld when live."""
     holder: dict[str, object] = {
         "pid": os.getpid(), "host": socket.gethostname(),
         "since": now().strftime("%Y-%m-%dT%H:%M:%SZ"), "token": uuid.uuid4().hex}
-    lease = Lease(loc, run_id, ttl, holder)
-    key = lease_key(run_id)
+    lease = Lease(loc, run_id, ttl, holder, key=key or lease_key(run_id))
+    key = lease.key
     for _ in range(3):  # the lease may vanish between a refused create and its read
         try:
             lease.etag = put_object(loc, key, lease.body(now()), if_none_match=True)
@@ -177,7 +216,8 @@ def acquire(loc: S3Location, run_id: str, ttl: timedelta,
             lease.etag = put_object(loc, key, lease.body(now()), if_match=etag)
         except CommitConflict:  # another driver took it over first
             continue
-        lease.took_over = (f"took over the expired lease of run {run_id} held by "
+        what = "" if key == lease_key(run_id) else f" ({key.rsplit('/', 1)[-1]})"
+        lease.took_over = (f"took over the expired lease of run {run_id}{what} held by "
                            f"{describe(record)} (expired {record.get('expires')})")
         return lease
     raise LeaseHeld(f"the lease {loc}/{key} keeps changing; another driver is taking it")
@@ -196,18 +236,20 @@ def release(lease: Lease) -> None:
     """The lease given back (removed), if it is still this driver's; with the store away it
     is left to expire."""
     try:
-        found = get_object(lease.loc, lease_key(lease.run_id))
+        found = get_object(lease.loc, lease.key)
         if found is not None and json.loads(found[0]).get("token") == lease.holder["token"]:
-            delete_objects(lease.loc, [lease_key(lease.run_id)])
+            delete_objects(lease.loc, [lease.key])
     except ObjectStoreUnavailable as exc:
         log.info("run %s: the lease was left to expire: %s", lease.run_id, exc)
 
 
 @contextmanager
 def run_lease(loc: S3Location, run_id: str, ttl: timedelta | None = None,
-              now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Iterator[Lease]:
-    """The run's lease held, with a heartbeat, for the block."""
-    lease = acquire(loc, run_id, ttl or lease_ttl(), now)
+              now: Callable[[], datetime] = lambda: datetime.now(UTC),
+              key: str | None = None) -> Iterator[Lease]:
+    """The run's lease (or the lease ``key``: a shard's) held, with a heartbeat, for the
+    block."""
+    lease = acquire(loc, run_id, ttl or lease_ttl(), now, key)
     if lease.took_over:
         log.warning("%s", lease.took_over)
     unguard = commit_guard(loc, run_id, lease.check)

@@ -18,8 +18,10 @@ from pipeline.execution.lease import (
     holder_of_lease,
     lease_key,
     run_lease,
+    shard_lease_key,
 )
-from pipeline.execution.runlock import RunLocked, holder_of_run, run_guard
+from pipeline.execution.runlock import RunLocked, holder_of_run, refusal, run_guard
+from pipeline.execution.shards import Shard
 from warehouse.location import S3Location
 from warehouse.objectstore import get_object, put_object
 
@@ -147,3 +149,44 @@ def test_a_lease_not_renewed_for_its_time_to_live_is_not_trusted(
         with pytest.raises(LeaseLost):
             lease.check()
         monkeypatch.undo()
+
+
+def _held_elsewhere(loc: S3Location, key: str | None = None) -> None:
+    """A lease (the run's, or ``key``) as a live driver on another machine holds it."""
+    lease = acquire(loc, RUN, timedelta(seconds=60), key=key)
+    lease.holder.update(pid=4242, host="another-machine")
+    lease.renew(datetime.now(UTC))
+
+
+def test_shards_of_a_run_hold_leases_of_their_own_in_the_bucket(
+        s3_warehouse: S3Location) -> None:
+    one, two = Shard(index=1, count=2), Shard(index=2, count=2)
+    _held_elsewhere(s3_warehouse, shard_lease_key(RUN, one.label))
+    assert holder_of_run(RUN, s3_warehouse) is not None  # the run is live
+    assert refusal(RUN, s3_warehouse, shard=two) is None
+    with run_guard(RUN, s3_warehouse, shard=two):  # another shard: runs beside it
+        assert get_object(s3_warehouse, shard_lease_key(RUN, two.label)) is not None
+        assert get_object(s3_warehouse, lease_key(RUN)) is None  # the whole run's stays free
+    assert get_object(s3_warehouse, shard_lease_key(RUN, two.label)) is None  # given back
+    with pytest.raises(RunLocked, match="--shard 1/2: shard 1/2 of run r1 is already being "
+                       "run by .*another-machine"), run_guard(RUN, s3_warehouse, shard=one):
+        pass
+    with pytest.raises(RunLocked, match=r"shards of this run are being run \(shard 1/2 by .*"
+                       r"another-machine.*--resume --shard 2/2"), run_guard(RUN, s3_warehouse):
+        pass
+    assert get_object(s3_warehouse, lease_key(RUN)) is None  # the refused driver's, given back
+    with pytest.raises(RunLocked, match="--shard 2/3: run r1 is being run in 2 shards"
+                       ), run_guard(RUN, s3_warehouse, shard=Shard(index=2, count=3)):
+        pass
+    assert get_object(s3_warehouse, shard_lease_key(RUN, "2-of-3")) is None
+
+
+def test_a_shard_is_refused_while_a_driver_holds_the_whole_run(
+        s3_warehouse: S3Location) -> None:
+    _held_elsewhere(s3_warehouse)
+    shard = Shard(index=1, count=2)
+    assert "already being run by" in (refusal(RUN, s3_warehouse, shard=shard) or "")
+    with pytest.raises(RunLocked, match="already being run by .*another-machine"), run_guard(
+            RUN, s3_warehouse, shard=shard):
+        pass
+    assert get_object(s3_warehouse, shard_lease_key(RUN, shard.label)) is None
