@@ -64,17 +64,43 @@ def tags_of(config: SweepConfig, kind: RunKind) -> list[str]:
 
 def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
     """The prepared sweep as a flow run named after its run id, under the run lock (a second
-    driver of the same run id is refused; ``RunLocked``)."""
+    driver of the same run id, or of the same shard, is refused; ``RunLocked``). A shard's
+    driver compacts the run after it let its shard go, if no other driver runs the run then
+    (the last shard to end does)."""
     config = prepared.config
-    with run_guard(config.run_id, config.warehouse):
+    with run_guard(config.run_id, config.warehouse, shard=config.shard):
         refuse_existing(config, prepared.append)  # again: another driver may just have run it
         with services_ahead(config, prepared.plan), tags(*tags_of(config, kind)):
             run_api = prefect_api.current()
             if run_api is not None:  # started early (pipeline.runtime.prefect_api)
                 run_api.ready()
-            state = sweep_flow.with_options(flow_run_name=config.run_id)(
+            state = sweep_flow.with_options(flow_run_name=flow_run_name(config))(
                 config, Handed.of(config, prepared.plan), return_state=True)
-            return cast(SweepOutcome, outcome_of(state))
+            outcome = cast(SweepOutcome, outcome_of(state))
+    if config.shard is not None and (outcome.stopped is None or not outcome.stopped.lost_work):
+        compact_if_alone(config)
+    return outcome
+
+
+def flow_run_name(config: SweepConfig) -> str:
+    """The run id, and the shard a driver runs (``R-shard-1-of-2``)."""
+    return config.run_id if config.shard is None else f"{config.run_id}-shard-{config.shard.label}"
+
+
+def compact_if_alone(config: SweepConfig) -> None:
+    """The run compacted under its whole lock, unless another driver still runs a shard of it
+    (then that driver compacts it when it ends)."""
+    from pipeline.sweep.compaction import compact_runs
+
+    try:
+        done = compact_runs(config.warehouse, [config.run_id])
+    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError) as exc:
+        logging.getLogger(__name__).warning("the run was not compacted: %s",
+                                            str(exc).strip().split("\n")[0])
+        return
+    if done and done[0].refused:
+        logging.getLogger(__name__).info("run %s is compacted by its last driver: %s",
+                                         config.run_id, done[0].refused)
 
 
 @task(name="plan", cache_policy=NO_CACHE)
@@ -182,10 +208,11 @@ def _sweep(config: SweepConfig, handed: Handed[SweepPlan] | None) -> SweepOutcom
         # A full disk has no room for the finish record, nor a lost run; a spend cap has both.
         if stopped is None or not stopped.lost_work:
             record_task(config, quoted, started_at, executed, invocation)
-            compact_task(config, sweep_plan.run_id)
+            if config.shard is None:  # a shard's: after its lock is given back (run_sweep)
+                compact_task(config, sweep_plan.run_id)
         if stopped is None or stopped.readable:
             columns, rows = summarize_task(config, sweep_plan.run_id)
     except ObjectStoreUnavailable as exc:  # every trial is written; the finish record is not
         stopped = _store_stop(exc, lost_work=False)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
-                        statuses, columns, rows, stopped)
+                        statuses, columns, rows, stopped, sweep_plan.elsewhere)

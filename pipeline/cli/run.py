@@ -59,6 +59,8 @@ class RunOptions:
     seed: int | None = None
     run_id: str | None = None
     resume: bool = False
+    shard: str | None = None
+    """``I/N``: shard I of N drivers of the run (checked by SweepConfig, naming --shard)."""
     ray_address: str | None = None
     max_in_flight: int | None = None
     timeout_s: float | None = None
@@ -89,7 +91,11 @@ def build_config(options: RunOptions) -> SweepConfig:
     if options.spec is not None and options.grid_given():
         raise BadInput("--spec: set suites, scenarios, models, prompts, memory modes, "
                        "temperature, seed, tools and max in flight in the spec (only --run-id, "
-                       "--resume, --ray-address, --repeats, --max-cost-usd override it)")
+                       "--resume, --shard, --ray-address, --repeats, --max-cost-usd override "
+                       "it)")
+    if options.shard is not None and not (options.run_id or options.spec is not None):
+        raise BadInput(f"--shard {options.shard}: the drivers of a run's shards share its "
+                       "run id: give --run-id too")
     try:
         if options.spec is not None:
             return _from_spec(options)
@@ -98,6 +104,8 @@ def build_config(options: RunOptions) -> SweepConfig:
             args.update(_recorded_grid(str(options.run_id)))
         if options.max_cost_usd is not None:
             args["max_cost_usd"] = options.max_cost_usd
+        if options.shard is not None:
+            args["shard"] = options.shard
         return SweepConfig(**args)
     except ValidationError as exc:
         raise BadInput(option_error(exc)) from None
@@ -144,9 +152,12 @@ def _from_spec(options: RunOptions) -> SweepConfig:
     config = load_spec(options.spec, hygiene.warehouse_root(), {
         "run_id": options.run_id, "resume": options.resume or None,
         "ray_address": options.ray_address, "repeats": options.repeats,
-        "max_cost_usd": options.max_cost_usd})
+        "max_cost_usd": options.max_cost_usd, "shard": options.shard})
     if config.resume and "run_id" not in config.model_fields_set:
         raise BadInput("--resume needs --run-id (or run_id in the spec)")
+    if config.shard is not None and "run_id" not in config.model_fields_set:
+        raise BadInput(f"--shard {config.shard}: the drivers of a run's shards share its run "
+                       "id: give --run-id too (or run_id in the spec)")
     return config
 
 
@@ -162,7 +173,7 @@ def _recorded_grid(run_id: str) -> dict[str, Any]:
     if recorded is None:
         raise BadInput(f"--run-id {run_id}: no recorded grid for this run (it never started "
                        "here, or it is older than this version): give its grid options too")
-    return {k: v for k, v in recorded.items() if k not in ("run_id", "resume")}
+    return {k: v for k, v in recorded.items() if k not in ("run_id", "resume", "shard")}
 
 
 @dataclass
@@ -183,7 +194,7 @@ class Ending:
 def execute(prepared: PreparedSweep, terminal: Terminal) -> Ending:
     """Run the prepared sweep; its exit code and last line."""
     config = prepared.config
-    if config.resume:
+    if config.resume or config.shard is not None:
         ending = _nothing_left(prepared, terminal)
         if ending is not None:
             return ending
@@ -299,8 +310,13 @@ def report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> En
     return Ending(code, totals.line(outcome.run_id, code))
 
 
-def grid_line(grid_size: int, executed: int, skipped: int) -> str:
-    return f"grid {grid_size} trials: executed {executed}, skipped {skipped} (already final)"
+def grid_line(grid_size: int, executed: int, skipped: int, shard: object = None,
+              elsewhere: int = 0) -> str:
+    """What the driver did with the grid (``shard``: the slice it ran, the rest elsewhere)."""
+    line = f"grid {grid_size} trials: executed {executed}, skipped {skipped} (already final)"
+    if shard is None:
+        return line
+    return f"{line}; shard {shard}: {elsewhere} trials in the other shards' slices"
 
 
 def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> int:
@@ -310,7 +326,8 @@ def _report(config: SweepConfig, outcome: SweepOutcome, terminal: Terminal) -> i
         print_summary(terminal.out, outcome.summary_columns, outcome.summary_rows,
                       f"pass rate, run {outcome.run_id}")
     if outcome.stopped is None:
-        terminal.out.print(grid_line(outcome.grid_size, outcome.executed, outcome.skipped),
+        terminal.out.print(grid_line(outcome.grid_size, outcome.executed, outcome.skipped,
+                                     config.shard, outcome.elsewhere),
                            markup=False, highlight=False)
     if outcome.stopped is None or outcome.stopped.readable:
         _print_reasons(config.warehouse, outcome.run_id, terminal)
@@ -369,7 +386,8 @@ def _nothing_left(prepared: PreparedSweep, terminal: Terminal) -> Ending | None:
 
     columns, rows = summarize(prepared.config.warehouse, sweep_plan.run_id)
     print_summary(terminal.out, columns, rows, f"pass rate, run {sweep_plan.run_id}")
-    terminal.out.print(grid_line(sweep_plan.grid_size, 0, sweep_plan.skipped), markup=False,
+    terminal.out.print(grid_line(sweep_plan.grid_size, 0, sweep_plan.skipped,
+                                 prepared.config.shard, sweep_plan.elsewhere), markup=False,
                        highlight=False)
     return Ending(ExitCode.OK, run_totals(columns, rows).line(sweep_plan.run_id, ExitCode.OK))
 

@@ -19,6 +19,7 @@ from pydantic import (
 
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
+from pipeline.execution.shards import Shard
 from pipeline.models.call_params import called_models
 from pipeline.sweep.grid import (
     DEFAULT_MODEL,
@@ -90,6 +91,9 @@ class SweepConfig(BaseModel):
     step_limit: int = Field(default=8, ge=1)
     run_id: CheckedRunId = Field(default_factory=new_run_id)
     resume: bool = False
+    shard: Shard | None = Field(default=None, description=(
+        "The slice of the grid this driver runs (--shard I/N: shard I of N drivers sharing the "
+        "run id, by trial id); none: the whole grid."))
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
     batch_size: int = Field(default=500, ge=1)
@@ -165,7 +169,8 @@ def upgrade_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
 
 def config_json(config: SweepConfig) -> str:
     """The grid options of a run as JSON (secrets redacted), for ``--resume`` to reuse."""
-    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address"}))
+    return redact(config.model_dump_json(exclude={"warehouse", "resume", "ray_address",
+                                                  "shard"}))
 
 
 def conceal_config(config: SweepConfig) -> SweepConfig:

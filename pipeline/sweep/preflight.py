@@ -181,7 +181,7 @@ OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompt
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
                    "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
                    "user_max_turns": "--user-max-turns", "agents": "--agent",
-                   "agent_turn_timeout_s": "--agent-turn-timeout-s"}
+                   "agent_turn_timeout_s": "--agent-turn-timeout-s", "shard": "--shard"}
 
 
 class BadInput(Exception):
@@ -204,23 +204,54 @@ def _option_message(error: ErrorDetails) -> str:
 
 
 def refuse_existing(config: SweepConfig, append: bool) -> None:
-    """A new run's id must be free; ``--resume`` and ``--append`` need a run that exists."""
-    from pipeline.execution.runlock import holder_of_run, locked_message
+    """A new run's id must be free; ``--resume`` and ``--append`` need a run that exists. A
+    shard (``--shard``) joins the run its other shards started, on the same grid."""
+    from pipeline.execution.runlock import refusal
     from pipeline.sweep.stages import run_exists
     from warehouse.query import RUNS_HINT
 
+    if config.shard is not None and append:
+        raise BadInput(f"--shard {config.shard}: a shard runs a slice of the run's own grid; "
+                       "--append adds another grid: leave one out")
     exists = run_exists(config.warehouse, config.run_id)
-    if not (config.resume or append) and exists:
+    if not (config.resume or append or config.shard) and exists:
         raise BadInput(f"--run-id {config.run_id}: this run already exists; continue it with "
                        "--resume, add another grid to it with --append, or choose a new "
                        "--run-id")
-    holder = holder_of_run(config.run_id, config.warehouse)
-    if holder is not None:  # a driver runs it now (its first rows may not be written yet)
-        raise BadInput(locked_message(config.run_id, holder))
+    refused = refusal(config.run_id, config.warehouse, shard=config.shard)
+    if refused is not None:  # a driver runs it now (its first rows may not be written yet)
+        raise BadInput(refused)
+    if config.shard is not None and exists:
+        _refuse_other_grid(config)
     if (config.resume or append) and not exists:
         flag = "--resume" if config.resume else "--append"
         raise BadInput(f"--run-id: no run {config.run_id!r} to {flag} ({RUNS_HINT}); "
                        f"leave out {flag} to start it")
+
+
+SHARD_GRID_KEYS = ("suites", "scenarios", "prompts", "memory_modes", "agents", "repeats",
+                   "tools", "step_limit", "user_max_turns")
+"""What a shard must share with the run it joins (and the models' names): its grid."""
+
+
+def _refuse_other_grid(config: SweepConfig) -> None:
+    """A shard joining a run on another grid would slice a grid nobody else runs."""
+    import json
+
+    from pipeline.sweep.config import config_json
+    from pipeline.sweep.stages import recorded_config
+
+    recorded = recorded_config(config.warehouse, config.run_id)
+    if recorded is None:
+        return
+    mine = json.loads(config_json(config))
+    keys = [k for k in SHARD_GRID_KEYS if mine.get(k) != recorded.get(k)]
+    names = [[m["name"] for m in grid.get("models") or []] for grid in (mine, recorded)]
+    keys += ["models"] if names[0] != names[1] else []
+    if keys:
+        raise BadInput(f"--shard {config.shard}: run {config.run_id} was started on another "
+                       f"grid ({', '.join(keys)} differ); give every shard the same grid "
+                       "options or spec")
 
 
 def check_free_space(warehouse: Root) -> None:

@@ -44,7 +44,8 @@ from pipeline.sweep.thresholds import Thresholds
 from pipeline.user.prompt import USER_MAX_TURNS
 from warehouse.location import LocationError, Root, parse_location
 
-OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats", "max_cost_usd"})
+OVERRIDABLE = frozenset({"run_id", "resume", "ray_address", "repeats", "max_cost_usd",
+                         "shard"})
 
 
 class SweepSpec(BaseModel):

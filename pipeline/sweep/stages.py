@@ -46,6 +46,9 @@ class SweepPlan:
     grid_size: int
     pending: list[TrialSpec]
     skipped: int
+    """Trials of this driver's slice already final (a resume's)."""
+    elsewhere: int = 0
+    """Trials of the grid in other shards' slices (``--shard``): not this driver's to run."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class SweepOutcome:
     summary_rows: list[tuple[Any, ...]] = field(default_factory=list)
     stopped: Stop | None = None
     """Why the sweep stopped before its grid was done (a full disk, a lost Ray head)."""
+    elsewhere: int = 0
+    """Trials of the grid in other shards' slices (``--shard``)."""
 
     @property
     def incomplete(self) -> int:
@@ -111,10 +116,15 @@ def plan(config: SweepConfig) -> SweepPlan:
                         agents, config.agent_turn_timeout_s))
     size = grid_size(suites, len(models), len(config.prompts), config.memory_modes,
                      config.repeats, agents)
-    done = final_trial_ids(config.warehouse, config.run_id) if config.resume else set()
-    pending = [replace(s, deadline_s=config.trial_timeout_s) for s in specs
+    shard = config.shard
+    mine = specs if shard is None else [s for s in specs if shard.holds(s.trial_id)]
+    # a shard joins a run its other shards may have started: it never runs a final trial again
+    joins = config.resume or shard is not None
+    done = final_trial_ids(config.warehouse, config.run_id) if joins else set()
+    pending = [replace(s, deadline_s=config.trial_timeout_s) for s in mine
                if s.trial_id not in done]
-    return SweepPlan(config.run_id, suites, size, pending, len(specs) - len(pending))
+    return SweepPlan(config.run_id, suites, size, pending, len(mine) - len(pending),
+                     len(specs) - len(mine))
 
 
 def final_trial_ids(root: Root, run_id: str) -> set[str]:

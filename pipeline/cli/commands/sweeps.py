@@ -55,6 +55,10 @@ def run(
     run_id: Annotated[str | None, typer.Option("--run-id", help="Default: generated.")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="With --run-id: run only trials without a final row.")] = False,
+    shard: Annotated[str | None, typer.Option(
+        "--shard", help="I/N: run shard I of N drivers sharing --run-id (the grid split by "
+        "trial id; start every shard with the same grid). --resume without it continues every "
+        "shard's unfinished trials once no shard's driver runs.")] = None,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
     max_in_flight: Annotated[int | None, typer.Option(
@@ -63,7 +67,8 @@ def run(
         "--timeout-s", help="Time limit of one model call (connect at most 10 s). Default: "
         "120 s (local models 900 s).")] = None,
     spec: Annotated[Path | None, typer.Option("--spec", help="Sweep spec (YAML) instead of the "
-        "grid options; --run-id, --resume, --ray-address, --repeats, --max-cost-usd override "
+        "grid options; --run-id, --resume, --shard, --ray-address, --repeats, --max-cost-usd "
+        "override "
         "it.")] = None,
     append: Annotated[bool, typer.Option(
         "--append", help="Add this grid to an existing --run-id (another grid).")] = False,
@@ -92,8 +97,8 @@ def run(
         agent=agent or [], agent_turn_timeout_s=agent_turn_timeout_s,
         user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
-        ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s, spec=spec,
-        append=append, junit=junit, max_cost_usd=max_cost_usd)
+        shard=shard, ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s,
+        spec=spec, append=append, junit=junit, max_cost_usd=max_cost_usd)
     code = main(options, Terminal(terminal.console, terminal.err_console))
     if code:
         raise typer.Exit(code)
