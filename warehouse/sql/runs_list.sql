@@ -1,7 +1,10 @@
--- Every run in the warehouse, newest first: when, what grid, and how its trials ended.
+-- Every run in the warehouse, newest first: when, what grid, and how its trials ended. A run
+-- is unfinished while an invocation of it is open and its grid is not all final: a run split
+-- into shards (several drivers, one invocation each) finishes with its last shard.
 WITH invocations AS (
     SELECT run_id, min(started_at) AS started, max(finished_at) AS finished,
-           count(*) AS invocations, max(grid_size) AS grid, any_value(models) AS models
+           count(*) AS invocations, max(grid_size) AS grid, any_value(models) AS models,
+           count(*) FILTER (WHERE finished_at IS NULL) AS open
     FROM runs
     GROUP BY run_id
 ),
@@ -10,12 +13,14 @@ outcomes AS (
            count(*) FILTER (WHERE passed) AS passed,
            count(*) FILTER (WHERE status = 'complete' AND NOT passed) AS failed,
            count(*) FILTER (WHERE status IN ('agent_error', 'limit')) AS agent_errors,
-           count(*) FILTER (WHERE status = 'incomplete') AS incomplete
+           count(*) FILTER (WHERE status = 'incomplete') AS incomplete,
+           count(*) FILTER (WHERE status <> 'incomplete') AS final
     FROM trials
     GROUP BY run_id
 )
 SELECT i.run_id, strftime(i.started, '%Y-%m-%d %H:%M') AS started,
-       CASE WHEN i.finished IS NULL THEN 'unfinished'
+       CASE WHEN i.finished IS NULL OR (i.open > 0 AND coalesce(o.final, 0) < i.grid)
+                THEN 'unfinished'
             ELSE strftime(i.finished, '%H:%M') END AS finished,
        i.invocations, i.grid, array_to_string(i.models, ', ') AS models,
        coalesce(o.passed, 0) AS passed, coalesce(o.failed, 0) AS failed,

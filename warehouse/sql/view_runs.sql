@@ -1,6 +1,7 @@
 -- Every run for the viewer's index (reports.view), newest first: its kind, grid, models,
 -- suites, trials by outcome, cost (known sum and how many trials did not report one), when it
--- started and finished, whether its latest invocation is still open, and for an open one the
+-- started and finished, whether it is still open (its latest invocation, or another while the
+-- grid is not all final: the shards of a run end one by one), and for an open one the
 -- final trials written since that invocation started (its progress rate), and its latest
 -- decision as a candidate (the gate's verdict, baseline and reasons, from the comparisons
 -- table: what compare, gate and the flows stored). Reads across runs.
@@ -10,7 +11,8 @@ WITH invocations AS (
            max(grid_size) AS grid_size, max(repeats) AS repeats,
            list_sort(list_distinct(flatten(list(models)))) AS models,
            list_sort(list_distinct(flatten(list(suite_ids)))) AS suites,
-           arg_max(argv, started_at) AS argv
+           arg_max(argv, started_at) AS argv,
+           count(*) FILTER (WHERE finished_at IS NULL) AS open_invocations
     FROM runs
     GROUP BY run_id
 ),
@@ -29,6 +31,7 @@ outcomes AS (
            count(*) FILTER (WHERE t.status = 'complete' AND t.passed IS NULL) AS unknown,
            count(*) FILTER (WHERE t.status IN ('agent_error', 'limit')) AS agent_errors,
            count(*) FILTER (WHERE t.status = 'incomplete') AS incomplete,
+           count(*) FILTER (WHERE t.status <> 'incomplete') AS final,
            sum(t.cost_usd) AS cost_known_usd,
            count(*) FILTER (WHERE t.cost_usd IS NULL) AS cost_unknown,
            min(t.started_at) AS first_trial_at,
@@ -57,7 +60,8 @@ SELECT run_id,
        coalesce(i.started_at, o.first_trial_at) AS started_at,
        CASE WHEN i.run_id IS NULL THEN o.last_trial_at ELSE i.latest_finished_at END
            AS finished_at,
-       i.run_id IS NOT NULL AND i.latest_finished_at IS NULL AS open,
+       i.run_id IS NOT NULL AND (i.latest_finished_at IS NULL OR (
+           i.open_invocations > 0 AND coalesce(o.final, 0) < i.grid_size)) AS open,
        i.latest_started_at, coalesce(o.done_since_latest, 0) AS done_since_latest,
        o.last_trial_at, d.verdict, d.decided_against, d.verdict_reasons
 FROM invocations AS i
