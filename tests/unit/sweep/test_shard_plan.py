@@ -84,3 +84,14 @@ def test_the_grid_line_of_a_shard_says_what_is_elsewhere() -> None:
     assert grid_line(60, 30, 0) == "grid 60 trials: executed 30, skipped 0 (already final)"
     assert grid_line(60, 28, 2, Shard(index=1, count=2), 30).endswith(
         "skipped 2 (already final); shard 1/2: 30 trials in the other shards' slices")
+
+
+def test_a_bad_shard_beside_a_spec_is_refused_naming_it(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f'suites: ["{MEETING_SUITE}"]\nmodels: [reference/golden]\n', "utf-8")
+    with pytest.raises(BadInput, match=r"^--shard '5/2': shard 5 of 2 does not exist"):
+        build_config(RunOptions(spec=spec, run_id="r", shard="5/2"))
+    with pytest.raises(BadInput, match=r"^--shard 1/2: .* give --run-id too"):
+        build_config(RunOptions(spec=spec, shard="1/2"))
+    assert build_config(RunOptions(spec=spec, run_id="r", shard="2/2")).shard == Shard(
+        index=2, count=2)
