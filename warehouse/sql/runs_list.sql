@@ -1,10 +1,10 @@
 -- Every run in the warehouse, newest first: when, what grid, and how its trials ended. A run
--- is unfinished while an invocation of it is open and its grid is not all final: a run split
--- into shards (several drivers, one invocation each) finishes with its last shard.
+-- is unfinished until its whole grid is final (a resume has trials to run): a run stopped
+-- mid-way, or split into shards (several drivers, one invocation each) of which one has not
+-- ended, or was killed before it recorded its start.
 WITH invocations AS (
     SELECT run_id, min(started_at) AS started, max(finished_at) AS finished,
-           count(*) AS invocations, max(grid_size) AS grid, any_value(models) AS models,
-           count(*) FILTER (WHERE finished_at IS NULL) AS open
+           count(*) AS invocations, max(grid_size) AS grid, any_value(models) AS models
     FROM runs
     GROUP BY run_id
 ),
@@ -19,8 +19,7 @@ outcomes AS (
     GROUP BY run_id
 )
 SELECT i.run_id, strftime(i.started, '%Y-%m-%d %H:%M') AS started,
-       CASE WHEN i.finished IS NULL OR (i.open > 0 AND coalesce(o.final, 0) < i.grid)
-                THEN 'unfinished'
+       CASE WHEN i.finished IS NULL OR coalesce(o.final, 0) < i.grid THEN 'unfinished'
             ELSE strftime(i.finished, '%H:%M') END AS finished,
        i.invocations, i.grid, array_to_string(i.models, ', ') AS models,
        coalesce(o.passed, 0) AS passed, coalesce(o.failed, 0) AS failed,

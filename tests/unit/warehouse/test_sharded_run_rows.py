@@ -1,6 +1,6 @@
-"""A run split into shards is one row of ``runs_list`` and of the viewer's index: open (not
-finished) while one shard's invocation is open and the grid is not all final, finished when
-the grid is, whichever shard ended first."""
+"""A run split into shards is one row of ``runs_list`` and of the viewer's index: unfinished
+while its grid is not all final (open in the viewer while a shard's invocation is), finished
+when the grid is, whichever shard ended first."""
 
 from __future__ import annotations
 
@@ -45,3 +45,14 @@ def test_a_run_is_finished_when_its_grid_is_not_when_a_shard_is(tmp_path: Path) 
     writer.write_batch({"trials": [trial(RUN, "S", r, True) for r in (2, 3)]})
     finished, still_open = _listed(tmp_path)
     assert finished != "unfinished" and still_open is False
+
+
+def test_a_shard_killed_before_it_recorded_its_start_leaves_the_run_unfinished(
+        tmp_path: Path) -> None:
+    """Only shard 2's invocation is recorded, and it ended: the grid is half final, so the
+    run is unfinished for ``agentsweep runs`` (a resume has trials to run), though no driver
+    runs it (the viewer's index shows it closed)."""
+    writer = WarehouseWriter(tmp_path, RUN)
+    writer.write_batch({"runs": _shard_rows(True, True)[1:],
+                        "trials": [trial(RUN, "S", r, True) for r in (0, 1)]})
+    assert _listed(tmp_path) == ("unfinished", False)
