@@ -33,11 +33,18 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from pipeline.catalog import Domain
+from pipeline.catalog import Domain, ToolSpec
 from pipeline.catalog.case_models import RecordedResult
 from pipeline.catalog.database_models import TIMEOUT_MESSAGE, DatabaseRules
 from pipeline.catalog.state_paths import set_path
-from pipeline.environment.database import Snapshot, changed_rows, content, fresh_database, snapshot
+from pipeline.environment.database import (
+    Content,
+    Snapshot,
+    changed_rows,
+    content,
+    fresh_database,
+    snapshot,
+)
 
 ToolsMode = Literal["sandbox", "mock"]
 TOOLS_MODES: tuple[ToolsMode, ...] = ("sandbox", "mock")
@@ -59,6 +66,18 @@ class JournalEntry:
     tool: str
     arguments: dict[str, Any]
     state_revision: int
+
+
+_validators: dict[int, tuple[ToolSpec, Draft202012Validator]] = {}
+
+
+def _validator(spec: ToolSpec) -> Draft202012Validator:
+    """The validator of a tool's arguments, built once per tool spec in the process (a
+    validator keeps no state between calls; the key holds the spec, so its id is not reused)."""
+    kept = _validators.get(id(spec))
+    if kept is None:
+        kept = _validators[id(spec)] = (spec, Draft202012Validator(spec.parameters))
+    return kept[1]
 
 
 def recorded_answer(recorded: Sequence[RecordedResult], name: str, arguments: dict[str, Any]
@@ -88,6 +107,10 @@ class Sandbox:
         self.write_counts: Counter[str] = Counter()
         self.revision = 1
         self.journal: list[JournalEntry] = []
+        self._content: Content = {}
+        """The database's content after the last write that changed it: the next write's
+        "before" while no statement changed a row since (``_content_at``)."""
+        self._content_at = -1
 
     def call(self, name: str, raw_arguments: str) -> ToolOutcome:
         spec = self.domain.tool(name)
@@ -99,7 +122,7 @@ class Sandbox:
             return self._refuse(f"arguments are not valid JSON: {exc.msg}")
         if not isinstance(arguments, dict):
             return self._refuse("arguments must be a JSON object")
-        error = best_match(Draft202012Validator(spec.parameters).iter_errors(arguments))
+        error = best_match(_validator(spec).iter_errors(arguments))
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path) or "arguments"
             return self._refuse(f"{where}: {error.message}")
@@ -119,10 +142,15 @@ class Sandbox:
             result = self.domain.read_tools[name](db, arguments)
             return ToolOutcome(result, False, self.revision, _refusal(result))
         self.write_counts[name] += 1
-        before, touched = content(db), db.total_changes
+        touched = db.total_changes
+        before = self._content if self._content_at == touched else content(db)
         result = self.domain.write_tools[name](db, arguments)
         db.commit()
-        effects = changed_rows(before, content(db)) if db.total_changes != touched else 0
+        effects = 0
+        if db.total_changes != touched:
+            after = content(db)
+            effects = changed_rows(before, after)
+            self._content, self._content_at = after, db.total_changes
         self.journal.append(JournalEntry(name, arguments, self.revision))
         if effects:
             self.revision += 1
