@@ -383,6 +383,14 @@ def run_sql(root: Root, sql: str, params: dict[str, Any] | None = None,
         return QueryResult(columns, cursor.fetchall())
 
 
+def run_named_arrow(root: Root, name: str, params: dict[str, Any] | None = None) -> pa.Table:
+    """``run_named`` as one Arrow table: a large result in columns, never a Python object a
+    value (a resume's done set of a million trials)."""
+    sql = sql_text(name)
+    with trusted_connection(root, params, False, sql) as con:
+        return con.sql(sql, params=params or {}).to_arrow_table()
+
+
 QUERY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
 

@@ -134,9 +134,12 @@ class RetryBook:
         return max(0.0, self._waiting[0].at - self.clock())
 
 
-def attempt_counts(root: Root, run_id: str) -> dict[str, int]:
-    """trial_id -> attempts already recorded for the run (a resume continues the numbering)."""
+def attempt_counts(root: Root, run_id: str, open_only: bool = False) -> dict[str, int]:
+    """trial_id -> attempts already recorded for the run (a resume continues the numbering).
+    ``open_only``: only trials without a final outcome (a resume skips the others: a night's
+    final trials need not be held in memory)."""
     from warehouse.query import run_named  # duckdb: only the driver needs it
 
-    result = run_named(root, "attempt_counts", {"run_id": run_id})
+    name = "attempt_counts_open" if open_only else "attempt_counts"
+    result = run_named(root, name, {"run_id": run_id})
     return {row[0]: int(row[1]) for row in result.rows}

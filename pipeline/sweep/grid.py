@@ -6,7 +6,7 @@ above the trial); this module lays out the grid in a stable order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -43,10 +43,15 @@ def expand(
     user_max_turns: int = USER_MAX_TURNS,
     agents: Sequence[AgentRef] = (BUILTIN,),
     agent_turn_timeout_s: float | None = None,
+    *,
+    skip: Container[str] = (),
+    deadline_s: float | None = None,
 ) -> Iterator[TrialSpec]:
     """Yield the grid lazily, in a stable order. ``user_model`` plays the user of every
     scenario that has a simulated user (``Scenario.user``); the others keep their turns. The
-    built-in agent runs in ``memory_modes``; an external one in its own memory."""
+    built-in agent runs in ``memory_modes``; an external one in its own memory. A trial whose
+    id is in ``skip`` (a resume's done trials) costs its id only: no spec is made for it.
+    ``deadline_s``: every spec's ``TrialSpec.deadline_s``."""
     for suite in suites:
         for loaded in suite.scenarios:
             domain = load_domain(loaded.scenario.domain)
@@ -59,10 +64,13 @@ def expand(
                                 seeded = model.for_repeat(repeat)
                                 user = (user_model.for_repeat(repeat) if user_model is not None
                                         and loaded.scenario.user is not None else None)
+                                trial_id = trial_id_for(
+                                    loaded.scenario, loaded.sha256, seeded, prompt.sha256,
+                                    mode, repeat, tools, user, user_max_turns, agent.identity)
+                                if trial_id in skip:
+                                    continue
                                 yield TrialSpec(
-                                    trial_id=trial_id_for(
-                                        loaded.scenario, loaded.sha256, seeded, prompt.sha256,
-                                        mode, repeat, tools, user, user_max_turns, agent.identity),
+                                    trial_id=trial_id,
                                     suite_id=suite.id,
                                     suite_sha256=suite.sha256,
                                     scenario=loaded.scenario,
@@ -79,6 +87,7 @@ def expand(
                                     user_max_turns=user_max_turns,
                                     agent=agent,
                                     agent_turn_timeout_s=agent_turn_timeout_s,
+                                    deadline_s=deadline_s,
                                 )
 
 

@@ -9,7 +9,7 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -20,14 +20,18 @@ from pipeline.execution.attempts import Attempt
 from pipeline.execution.clock import REAL_TIME, Clock
 from pipeline.execution.outcome import Outcome
 from pipeline.execution.parts import WrittenPart
+from pipeline.execution.shards import Shard
+from pipeline.models.config import ModelConfig
 from pipeline.models.routes import ModelRoute
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
+from pipeline.sweep.done import NOTHING_DONE, done_trials
 from pipeline.sweep.grid import (
     TrialSpec,
     expand,
     grid_size,
 )
+from pipeline.sweep.pending import PendingSpecs, expected_count
 from pipeline.trial.external.refs import resolve as resolve_agent
 from pipeline.trial.run import RunContext, TrialResult, tables_of
 from pipeline.util.redact import redact
@@ -44,12 +48,22 @@ class SweepPlan:
     run_id: str
     suites: list[Suite]
     grid_size: int
-    pending: list[TrialSpec]
-    skipped: int
-    """Trials of this driver's slice already final (a resume's)."""
+    pending: Sequence[TrialSpec]
+    """The trials left to run, in the grid's order: from ``plan`` a lazy walk of the grid
+    (pipeline.sweep.pending), so a night's plan holds no spec per trial."""
+    models: tuple[ModelConfig, ...] = ()
+    """The grid's agent models: whose routes and clients the execution prepares, known
+    without walking ``pending``."""
+    user_model: ModelConfig | None = None
+    """The grid's user simulator model, if any."""
     elsewhere: int = 0
     """Trials of the grid in other shards' slices (``--shard``): not this driver's to run."""
 
+    @property
+    def skipped(self) -> int:
+        """Trials of this driver's slice already final (a resume's, a shard's joining its
+        run), not run again."""
+        return self.grid_size - self.elsewhere - len(self.pending)
 
 @dataclass(frozen=True)
 class Stop:
@@ -107,30 +121,67 @@ def load_plan_suites(config: SweepConfig) -> list[Suite]:
 
 
 def plan(config: SweepConfig) -> SweepPlan:
+    """The sweep's grid and what is left of it. Nothing is expanded here: ``pending`` walks the
+    grid when iterated, skipping a resume's done trials (read once, compactly), so the first
+    trial is dispatched before the grid has been walked."""
     suites = load_plan_suites(config)
     models = config.resolved_models()
     user_model = config.user_model.resolved() if config.user_model is not None else None
     agents = [resolve_agent(name) for name in config.agents]
-    specs = list(expand(suites, models, config.prompts, config.memory_modes, config.repeats,
-                        config.step_limit, config.tools, user_model, config.user_max_turns,
-                        agents, config.agent_turn_timeout_s))
     size = grid_size(suites, len(models), len(config.prompts), config.memory_modes,
                      config.repeats, agents)
     shard = config.shard
-    mine = specs if shard is None else [s for s in specs if shard.holds(s.trial_id)]
     # a shard joins a run its other shards may have started: it never runs a final trial again
     joins = config.resume or shard is not None
-    done = final_trial_ids(config.warehouse, config.run_id) if joins else set()
-    pending = [replace(s, deadline_s=config.trial_timeout_s) for s in mine
-               if s.trial_id not in done]
-    return SweepPlan(config.run_id, suites, size, pending, len(mine) - len(pending),
-                     len(specs) - len(mine))
+    done = done_trials(config.warehouse, config.run_id) if joins else NOTHING_DONE
+    skip: Container[str] = done if shard is None else _NotInSlice(shard, done)
+
+    def walk() -> Iterator[TrialSpec]:
+        return expand(suites, models, config.prompts, config.memory_modes, config.repeats,
+                      config.step_limit, config.tools, user_model, config.user_max_turns,
+                      agents, config.agent_turn_timeout_s, skip=skip,
+                      deadline_s=config.trial_timeout_s)
+
+    if shard is None:
+        pending = PendingSpecs(walk, max(0, size - len(done)))
+        return SweepPlan(config.run_id, suites, size, pending, tuple(models), user_model)
+    counted = _SliceCount(shard, done)  # one walk of the grid's ids, no spec made
+    for _ in expand(suites, models, config.prompts, config.memory_modes, config.repeats,
+                    config.step_limit, config.tools, user_model, config.user_max_turns,
+                    agents, config.agent_turn_timeout_s, skip=counted):
+        pass
+    pending = PendingSpecs(walk, counted.held - counted.final)
+    return SweepPlan(config.run_id, suites, size, pending, tuple(models), user_model,
+                     size - counted.held)
 
 
-def final_trial_ids(root: Root, run_id: str) -> set[str]:
-    """Trials of a run that already have a final outcome (anything but incomplete)."""
-    result = run_named(root, "final_trial_ids", {"run_id": run_id})
-    return {row[0] for row in result.rows}
+@dataclass(frozen=True)
+class _NotInSlice:
+    """The trials a shard's driver skips: those of the other shards' slices, and its own
+    final ones."""
+
+    shard: Shard
+    done: Container[str]
+
+    def __contains__(self, trial_id: object) -> bool:
+        return not self.shard.holds(str(trial_id)) or trial_id in self.done
+
+
+@dataclass
+class _SliceCount:
+    """Counts a shard's slice as ``expand`` asks of each grid trial whether to skip it (it
+    always is: no spec is made): the trials the shard holds, and of those the final ones."""
+
+    shard: Shard
+    done: Container[str]
+    held: int = 0
+    final: int = 0
+
+    def __contains__(self, trial_id: object) -> bool:
+        if self.shard.holds(str(trial_id)):
+            self.held += 1
+            self.final += trial_id in self.done
+        return True
 
 
 class BatchSink:
@@ -226,8 +277,9 @@ def execute_plan(config: SweepConfig, sweep_plan: SweepPlan,
     if not sweep_plan.pending:
         return sink.statuses
     specs = with_call_params(sweep_plan.pending, call_params_from(config.called_models()))
-    routes = {s.model.name: s.model.route for s in sweep_plan.pending if s.model.route}
-    progress = SweepProgress(len(sweep_plan.pending), f"run {sweep_plan.run_id}", log=log)
+    routes = _routes(sweep_plan)
+    progress = SweepProgress(expected_count(sweep_plan.pending), f"run {sweep_plan.run_id}",
+                             log=log)
 
     def on_attempt(attempt: Attempt) -> None:
         sink.attempt(attempt)
@@ -290,9 +342,25 @@ def _calls_litellm(sweep_plan: SweepPlan) -> bool:
     """A trial of the plan calls a model through LiteLLM (not every one answers in process)."""
     from pipeline.models.providers import provider_for
 
-    names = {spec.model.name for spec in sweep_plan.pending}
-    names |= {spec.user_model.name for spec in sweep_plan.pending if spec.user_model}
+    names = {model.name for model in _plan_models(sweep_plan)}
     return any(not provider_for(name).answers_in_process for name in names)
+
+
+def _plan_models(sweep_plan: SweepPlan) -> list[ModelConfig]:
+    """The models the plan's trials call, the agents' and the user simulator's: the grid's
+    (a lazy plan is not walked for them), or those of a list of specs given."""
+    if isinstance(sweep_plan.pending, PendingSpecs):
+        user = [sweep_plan.user_model] if sweep_plan.user_model is not None else []
+        return [*sweep_plan.models, *user]
+    return [m for spec in sweep_plan.pending
+            for m in (spec.model, *((spec.user_model,) if spec.user_model else ()))]
+
+
+def _routes(sweep_plan: SweepPlan) -> dict[str, ModelRoute]:
+    """The agents' models that have a route (a node service), by name."""
+    models = (sweep_plan.models if isinstance(sweep_plan.pending, PendingSpecs)
+              else [spec.model for spec in sweep_plan.pending])
+    return {m.name: m.route for m in models if m.route}
 
 
 def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
@@ -318,7 +386,8 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config.called_models()),
             faults=faults_from(config.called_models()),
-            prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id),
+            prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id,
+                                          open_only=config.resume),
             endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due,
             rates=rates_from(config.called_models()), spend=spend,
             parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome)
