@@ -280,12 +280,17 @@ def compact_run(root: Root, run_id: str) -> list[TableCompaction]:
     validate_run_id(run_id)
     if isinstance(root, S3Location):
         return compact_objects(root, run_id)
-    remove_leftovers(root, run_id)
-    done = []
-    for table in TABLES.values():
-        result = compact_table(root, table, run_id)
-        if result is not None:
-            done.append(result)
+    # The steps that compact a running run (a module above this one) finish first, and wait.
+    from warehouse.compact_landed import landed_lock, recover_landed
+
+    with landed_lock(root, run_id):
+        recover_landed(root, run_id)  # before any exchange here: late parts are moved back
+        remove_leftovers(root, run_id)
+        done = []
+        for table in TABLES.values():
+            result = compact_table(root, table, run_id)
+            if result is not None:
+                done.append(result)
     return done
 
 

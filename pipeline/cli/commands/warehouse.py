@@ -210,17 +210,27 @@ def warehouse_vacuum(
 def warehouse_compact(
     run_id: Annotated[str | None, typer.Option(
         "--run-id", help="Only this run (default: every run).")] = None,
+    landed: Annotated[bool, typer.Option(
+        "--landed", help="Only the parts that have landed in a run that may be running "
+                         "(needs --run-id; its lock is not taken; a folder warehouse).")] = False,
 ) -> None:
     """Rewrite each run's part files as a few large sorted files, swapped in whole; a run
-    being run (its lock held) is left alone (exit 1)."""
-    from pipeline.sweep.compaction import compact_runs
+    being run (its lock held) is left alone (exit 1), unless ``--landed``."""
+    from pipeline.sweep.compaction import RunCompaction, compact_runs
     from warehouse.compact import CompactionError
     from warehouse.writer import WarehouseError
 
     runs = None if run_id is None else [checked_run_id("--run-id", run_id)]
     root = hygiene.warehouse_root()
+    if landed and (runs is None or not isinstance(root, Path)):
+        fail("--landed compacts one run (--run-id) of a folder warehouse")
     try:
-        done = compact_runs(root, runs)
+        if landed and runs is not None and isinstance(root, Path):
+            from warehouse.compact_landed import compact_landed
+
+            done = [RunCompaction(runs[0], compact_landed(root, runs[0]))]
+        else:
+            done = compact_runs(root, runs)
     except (CompactionError, WarehouseError) as exc:  # a stored folder that names no run
         fail(str(exc))
     for run in done:
