@@ -13,8 +13,9 @@ Then, in a fresh process, the driver's path up to its first trial is measured: `
 (``attempt_counts``) and the first spec taken from the plan, as the dispatch loop takes it.
 Printed: CPU seconds, wall seconds and the peak RSS of that process, and then the same for a
 reader of the running night (``runs``: the ``runs_list`` query, and the viewer's runs page), both
-on the uncompacted run. ``--keep DIR`` keeps (or reuses) the built warehouse. Everything is local
-files; nothing touches the network.
+on the uncompacted run; with ``--compact-landed``, one step of ``warehouse.compact_landed`` (what
+a compactor beside the driver does) and the readers again. ``--keep DIR`` keeps (or reuses) the
+built warehouse. Everything is local files; nothing touches the network.
 """
 
 from __future__ import annotations
@@ -168,6 +169,17 @@ def measure_readers(root: Path) -> dict[str, Any]:
     return out
 
 
+def measure_compaction(root: Path) -> dict[str, Any]:
+    """In this (fresh) process: one step of ``compact_landed`` over the run, timed."""
+    from warehouse.compact_landed import compact_landed
+
+    cpu, started = _cpu_s(), time.monotonic()
+    done = compact_landed(root, RUN_ID)
+    return {"wall_s": round(time.monotonic() - started, 2), "cpu_s": round(_cpu_s() - cpu, 2),
+            "peak_rss_mib": round(_rss_mib(), 1),
+            "files": {t.table: [t.files_before, t.files_after] for t in done}}
+
+
 def _fresh(flag: str, root: Path, trials: int) -> dict[str, Any]:
     env = dict(os.environ, AGENTSWEEP_PROGRESS="0")
     done = subprocess.run([sys.executable, __file__, flag, str(root), "--trials", str(trials)],
@@ -187,10 +199,14 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="build the warehouse here, or reuse it")
     parser.add_argument("--measure-plan", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--measure-readers", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--measure-compaction", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--compact-landed", action="store_true",
+                        help="then one compact_landed step, and the readers again")
     args = parser.parse_args()
-    if args.measure_plan or args.measure_readers:
+    if args.measure_plan or args.measure_readers or args.measure_compaction:
         measured = (measure_plan(args.measure_plan, args.trials) if args.measure_plan
-                    else measure_readers(args.measure_readers))
+                    else measure_readers(args.measure_readers) if args.measure_readers
+                    else measure_compaction(args.measure_compaction))
         print(json.dumps(measured))
         return 0
     work = args.keep or Path(tempfile.mkdtemp(prefix="agentsweep-resume-plan-"))
@@ -206,6 +222,11 @@ def main() -> int:
         print("resume planning to the first trial:", json.dumps(planned))
         readers = _fresh("--measure-readers", root, args.trials)
         print("readers of the uncompacted run:", json.dumps(readers))
+        if args.compact_landed:
+            print("compact_landed step:", json.dumps(_fresh("--measure-compaction", root,
+                                                            args.trials)))
+            print("readers after the step:", json.dumps(_fresh("--measure-readers", root,
+                                                               args.trials)))
         print(f"first_trial_s={planned['first_trial_s']} plan_cpu_s={planned['cpu_s']} "
               f"plan_peak_rss_mib={planned['peak_rss_mib']} "
               f"load_after={os.getloadavg()[0]:.2f}")

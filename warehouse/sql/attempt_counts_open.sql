@@ -4,5 +4,5 @@ SELECT trial_id, max(attempt) AS attempts
 FROM attempts
 WHERE run_id = $run_id
   AND trial_id NOT IN (
-      SELECT trial_id FROM trials WHERE run_id = $run_id AND status <> 'incomplete')
+      SELECT trial_id FROM trials_all WHERE run_id = $run_id AND status <> 'incomplete')
 GROUP BY trial_id;

@@ -91,7 +91,7 @@ def test_a_resume_skips_exactly_the_done_trials_in_the_grids_order(tmp_path: Pat
     everything = _full_grid(config)
     ids = [s.trial_id for s in everything]
     finals = ids[:5] + ids[9::4]
-    _write(root, finals + ["not-a-hex-id"], incomplete=[ids[6], ids[7]])
+    _write(root, finals + ["not-a-hex-id"], incomplete=[ids[6], ids[7], ids[9]])  # 9: resumed
     sweep_plan = plan(config)
     done = set(finals)  # what planning did before: a set of ids, every spec expanded
     assert [s.trial_id for s in sweep_plan.pending] == [t for t in ids if t not in done]
