@@ -31,6 +31,7 @@ from pipeline.sweep.grid import (
     expand,
     grid_size,
 )
+from pipeline.sweep.landed_steps import LandedSteps
 from pipeline.sweep.pending import PendingSpecs, expected_count
 from pipeline.trial.external.refs import resolve as resolve_agent
 from pipeline.trial.run import RunContext, TrialResult, tables_of
@@ -379,16 +380,22 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
         mark("starting model servers on the nodes")
     spend = spend_book(config, sweep_plan.run_id, on_reached=_say_outage)
     sink = sinks.sink
+    node_id = ray.get_runtime_context().get_node_id()
     parts = PartsConfig.for_root(config.warehouse, sweep_plan.run_id, config.batch_size,
-                                 config.flush_interval_s,
-                                 ray.get_runtime_context().get_node_id())
+                                 config.flush_interval_s, node_id)
+    steps = LandedSteps(ray, config.warehouse, sweep_plan.run_id, node_id, say=_say_outage)
+
+    def on_tick() -> None:
+        sink.flush_if_due()
+        steps.tick()  # compaction of what landed: a Ray task, never waited for here
+
     with NodeServices(ray, routes) as endpoints:
         options = ExecuteOptions(
             retry=config.retry, limits=limits_from(config.called_models()),
             faults=faults_from(config.called_models()),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id,
                                           open_only=config.resume),
-            endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=sink.flush_if_due,
+            endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=on_tick,
             rates=rates_from(config.called_models()), spend=spend,
             parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome)
         try:
