@@ -42,6 +42,7 @@ from warehouse.chosen import (
     mark_of,
 )
 from warehouse.diskspace import WRITE_RESERVE_BYTES, DiskFull, free_bytes
+from warehouse.landed_notes import landed_lock, recover_landed
 from warehouse.location import Root, S3Location
 from warehouse.object_reads import duckdb_filesystem
 from warehouse.objectstore import (
@@ -55,8 +56,8 @@ from warehouse.objectstore import (
 )
 from warehouse.query import sql_text
 from warehouse.schema import TABLES, Table
-from warehouse.staged import staged_dir
 from warehouse.writer import (
+    staged_dir,
     table_dir,
     validate_run_id,
     write_parquet_batches,
@@ -280,9 +281,6 @@ def compact_run(root: Root, run_id: str) -> list[TableCompaction]:
     validate_run_id(run_id)
     if isinstance(root, S3Location):
         return compact_objects(root, run_id)
-    # The steps that compact a running run (a module above this one) finish first, and wait.
-    from warehouse.compact_landed import landed_lock, recover_landed
-
     with landed_lock(root, run_id):
         recover_landed(root, run_id)  # before any exchange here: late parts are moved back
         remove_leftovers(root, run_id)

@@ -14,93 +14,35 @@ On a folder the swap is the folder exchange of ``warehouse.compact``: a new fold
 compacted files, and hard links of every other file present) is exchanged with the run's
 folder, and any part the driver committed into the old one meanwhile is moved back. Before the
 exchange a note beside the hidden folder names the parts it replaces and the files it made, so
-a step killed at any point is finished or undone by the next (``recover_landed``): a committed
+a step killed at any point is finished or undone by the next (``warehouse.landed_notes``,
+which holds the notes and the lock the run's own compaction takes too): a committed
 part is never lost, and no row is ever visible twice (the replaced parts are in the hidden
 folder, which no reader globs). Steps of one run are serialised by a lock file.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from warehouse.atomic import exchange_folders, fsync_dir, move_file, write_text
+from warehouse.atomic import exchange_folders, fsync_dir, write_text
 from warehouse.chosen import is_compacted
 from warehouse.compact import TableCompaction, _parquet_files, _spill, _write_sorted
+from warehouse.landed_notes import (
+    LANDED_PREFIX,
+    LandedNote,
+    finish_step,
+    landed_lock,
+    note_path,
+    recover_landed,
+)
 from warehouse.schema import TABLES, Table
 from warehouse.writer import table_dir, validate_run_id
 
-LANDED_PREFIX = ".landed-"
-"""Hidden folders (and their notes) of a step beside ``run_id=*``: never read by a query."""
 MIN_PARTS = 2
 """Part files a table needs before a step rewrites them (one part is already one file)."""
-
-
-@dataclass(frozen=True)
-class _Note:
-    covers: list[str]
-    """The part files the step replaces (by name)."""
-    made: list[str]
-    """The compacted files it wrote (by name)."""
-
-    def text(self) -> str:
-        return json.dumps({"covers": self.covers, "made": self.made})
-
-
-def _note_path(hidden: Path) -> Path:
-    return hidden.with_name(hidden.name + ".json")
-
-
-@contextmanager
-def landed_lock(root: Path, run_id: str) -> Iterator[None]:
-    """One step at a time for a run (a second waits): two exchanges would undo each other.
-    The run's own compaction takes it too (``warehouse.compact.compact_run``)."""
-    path = root / f"{LANDED_PREFIX}{run_id}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def recover_landed(root: Path, run_id: str) -> int:
-    """A killed step of this run finished or undone; how many hidden folders were found. A
-    folder with no note was never exchanged (removed); with a note, if the files it made are in
-    the run's folder the exchange happened: every part in the hidden folder that the note does
-    not cover and the run's folder lacks was committed late, and is moved back."""
-    found = 0
-    for name in TABLES:
-        pattern = f"{LANDED_PREFIX}{run_id}+*"
-        for hidden in sorted(p for p in table_dir(root, name).glob(pattern) if p.is_dir()):
-            found += 1
-            _finish(hidden, table_dir(root, name) / f"run_id={run_id}")
-        for note in table_dir(root, name).glob(pattern + ".json"):  # its folder is gone
-            note.unlink()
-    return found
-
-
-def _finish(hidden: Path, folder: Path) -> None:
-    note_path = _note_path(hidden)
-    if note_path.exists():
-        data = json.loads(note_path.read_text("utf-8"))
-        note = _Note(list(data["covers"]), list(data["made"]))
-        if all((folder / made).exists() for made in note.made):  # exchanged: keep late parts
-            covered = set(note.covers)
-            for path in sorted(hidden.glob("*.parquet")):
-                if path.name not in covered and not (folder / path.name).exists():
-                    move_file(path, folder / path.name)
-    shutil.rmtree(hidden)
-    shutil.rmtree(_spill(hidden), ignore_errors=True)
-    note_path.unlink(missing_ok=True)
 
 
 def compact_landed_table(root: Path, table: Table, run_id: str,
@@ -120,15 +62,15 @@ def compact_landed_table(root: Path, table: Table, run_id: str,
         for kept in (f for f in files if is_compacted(f.name)):
             os.link(kept, hidden / kept.name)
         fsync_dir(hidden)
-        write_text(_note_path(hidden), _Note([f.name for f in landed], made).text())
+        write_text(note_path(hidden), LandedNote([f.name for f in landed], made).text())
     except Exception:  # an error (not a kill): nothing of it stays; the run is untouched
         shutil.rmtree(hidden)
-        _note_path(hidden).unlink(missing_ok=True)
+        note_path(hidden).unlink(missing_ok=True)
         raise
     finally:
         shutil.rmtree(_spill(hidden), ignore_errors=True)
     exchange_folders(hidden, folder)  # the one step that swaps the parts for their rows
-    _finish(hidden, folder)
+    finish_step(hidden, folder)
     return TableCompaction(table.name, len(landed), written, rows)
 
 

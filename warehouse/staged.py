@@ -21,24 +21,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from warehouse.atomic import move_file
 from warehouse.location import Root, S3Location
 from warehouse.objectstore import delete_objects, part_key
 from warehouse.store_retry import ObjectStoreUnavailable
+from warehouse.writer import STAGED_PREFIX as STAGED_PREFIX
 from warehouse.writer import (
     commit_parts,
     new_part_name,
     prepared_batch,
+    staged_dir,
     validate_run_id,
     write_files,
     write_objects,
 )
-
-STAGED_PREFIX = ".staged-"
-"""Hidden folder beside a table's run folders where a local batch waits for its commit."""
 
 
 @dataclass(frozen=True)
@@ -50,10 +48,6 @@ class StagedBatch:
     """The part's file name, the same in every table folder."""
     rows: tuple[tuple[str, int], ...]
     """(table, rows) in write order, the ``trials`` part last."""
-
-
-def staged_dir(root: Path, table: str, run_id: str) -> Path:
-    return root / table / f"{STAGED_PREFIX}{run_id}"
 
 
 def stage_batch(root: Root, run_id: str,

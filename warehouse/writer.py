@@ -1,12 +1,14 @@
 """Parquet writer: atomic files, one schema, a few files per run (never one per event).
 
-Layout: ``<root>/<table>/run_id=<run_id>/part-<time>-<uuid>.parquet``. A file is written under a
-temporary name in the same directory and renamed into place (``warehouse.atomic``), so a reader
-(or a crash) sees either the whole file or nothing. Within a batch the ``trials`` file is
-written last: a trial row is the commit marker for its events, checks and attempts. A batch
-that cannot be written whole (a full disk, say) is rolled back: the files it already wrote are
-removed, so the warehouse never holds attempts of a trial it does not hold. Free space is
-checked before a batch starts writing.
+Layout: ``<root>/<table>/run_id=<run_id>/part-<time>-<uuid>.parquet``. A batch's files are
+written (atomically, ``warehouse.atomic``) into the hidden sibling folder
+``<table>/.staged-<run_id>/`` and then renamed into the run's folder, so a reader (or a crash)
+sees either the whole file or nothing, and nothing of a write in progress lives in the run's
+folder (which a compaction of a running run may exchange: ``warehouse.compact_landed``). Within
+a batch the ``trials`` file is written and renamed last: a trial row is the commit marker for
+its events, checks and attempts. A batch that cannot be written whole (a full disk, say) is
+rolled back: the files it already wrote are removed, so the warehouse never holds attempts of a
+trial it does not hold. Free space is checked before a batch starts writing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, NewType
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.atomic import atomic_path
+from warehouse.atomic import atomic_path, move_file
 from warehouse.diskspace import NO_SPACE_ERRNOS, WRITE_RESERVE_BYTES, DiskFull, free_bytes
 from warehouse.location import Root, S3Location, filesystem
 from warehouse.objectstore import (
@@ -39,6 +41,14 @@ from warehouse.store_retry import ObjectStoreUnavailable, retrying
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 WRITE_ORDER = ("events", "checks", "condition_trials", "snapshots", "diagnostics", "attempts",
                "trials", "runs", "comparisons", "judgments")
+
+
+STAGED_PREFIX = ".staged-"
+"""Hidden folder beside a table's run folders where a batch's files wait for their rename."""
+
+
+def staged_dir(root: Path, table: str, run_id: str) -> Path:
+    return root / table / f"{STAGED_PREFIX}{run_id}"
 
 
 class WarehouseError(ValueError):
@@ -159,6 +169,24 @@ def write_files(root: Path, files: Sequence[tuple[Path, pa.Table]]) -> list[Path
     return written
 
 
+def move_into_run(root: Path, run_id: str, staged: Sequence[Path]) -> list[Path]:
+    """A batch's staged files renamed into their run folders, in order (the trials file last);
+    the paths they now have. An error on the way (not a kill) removes what it moved and what
+    is left staged: nothing of the batch stays."""
+    moved: list[Path] = []
+    try:
+        for path in staged:
+            target = table_dir(root, path.parent.parent.name) / f"run_id={run_id}" / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            move_file(path, target)
+            moved.append(target)
+    except BaseException:
+        for path in [*reversed(moved), *staged]:
+            path.unlink(missing_ok=True)
+        raise
+    return moved
+
+
 def write_objects(loc: S3Location, run_id: str, prepared: Sequence[tuple[str, pa.Table]],
                   part: str) -> dict[str, list[str]]:
     """A batch's parts on object storage, under their final keys (read by nobody until a
@@ -222,6 +250,6 @@ class WarehouseWriter:
             if prepared:
                 self.objects_written.extend(commit_batch(self.root, self.run_id, prepared, part))
             return
-        self.files_written.extend(write_files(self.root, [
-            (table_dir(self.root, name) / f"run_id={self.run_id}" / part, data)
-            for name, data in prepared]))
+        staged = write_files(self.root, [(staged_dir(self.root, name, self.run_id) / part, data)
+                                         for name, data in prepared])
+        self.files_written.extend(move_into_run(self.root, self.run_id, staged))

@@ -11,6 +11,7 @@ import pytest
 from unit.warehouse.test_compact import RUN, _batch
 
 from warehouse import compact_landed
+from warehouse import writer as writer_module
 from warehouse.compact import compact_run
 from warehouse.compact_landed import compact_landed as compact_what_landed
 from warehouse.compact_landed import recover_landed
@@ -132,3 +133,23 @@ def test_a_part_no_commit_names_stays_invisible(tmp_path: Path) -> None:
     assert stage_batch(root, RUN, _batch(100, 4)) is not None  # staged, never committed
     compact_what_landed(root, RUN)
     assert run_sql(root, "SELECT count(*) FROM trials_all").rows == [(12,)]
+
+
+def test_a_batch_the_driver_writes_during_a_step_lands_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "wh"
+    _land(root, 0, 3)
+    real = writer_module.pq.write_table
+    stepped: list[int] = []
+
+    def write_then_step(*args: Any, **kwargs: Any) -> None:
+        real(*args, **kwargs)  # a file of the batch written, not yet renamed into place
+        if not stepped:
+            stepped.append(len(compact_what_landed(root, RUN)))
+
+    monkeypatch.setattr(writer_module.pq, "write_table", write_then_step)
+    WarehouseWriter(root, RUN).write_batch(_batch(100, 4))
+    assert stepped == [4]  # the step exchanged every table's folder mid-batch
+    assert run_sql(root, "SELECT count(*), count(DISTINCT trial_id) FROM trials_all").rows == [
+        (16, 16)]
+    assert len(run_sql(root, EVERY_ROW["events"]).rows) == 48
