@@ -22,11 +22,12 @@ from prefect.utilities.annotations import quote
 
 from pipeline.catalog.loader import bundled_suites
 from pipeline.execution.head import RayHeadLost
-from pipeline.execution.lease import LeaseLost
+from pipeline.execution.lease import LeaseHeld, LeaseLost
 from pipeline.execution.runlock import run_guard
 from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.flow_runs import interrupted_state, outcome_of
 from pipeline.runtime.phases import mark
+from pipeline.sweep.compaction import landed_excluded
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.handoff import Handed
 from pipeline.sweep.preflight import refuse_existing
@@ -164,10 +165,13 @@ def record_task(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime
 @task(name="compact", cache_policy=NO_CACHE)
 def compact_task(config: SweepConfig, run_id: str) -> None:
     """The run's part files rewritten as a few large sorted ones (warehouse.compact); the run
-    lock is held by ``run_sweep``. A resume adds new parts beside the compacted files."""
+    lock is held by ``run_sweep``; no step over what has landed runs beside it
+    (``landed_excluded``). A resume adds new parts beside the compacted files."""
     try:
-        compact_run(config.warehouse, run_id)
-    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError) as exc:
+        with landed_excluded(config.warehouse, run_id):
+            compact_run(config.warehouse, run_id)
+    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError,
+            LeaseHeld) as exc:
         # the run is whole without it (compaction's reads and writes of a store away are
         # not retried; `agentsweep warehouse vacuum` removes what it left)
         get_run_logger().warning("the run was not compacted: %s", str(exc).strip().split("\n")[0])

@@ -10,6 +10,10 @@ minutes. The files it writes are marked ``all`` (``warehouse.chosen``): more row
 land after, so no claim of chosen attempts is made until the run's own compaction at its end
 (``warehouse.compact``) rewrites the whole run.
 
+On object storage the swap is one commit record that lists the new files and replaces the
+records read (``compact_landed_objects``), as the run's own compaction does; records the driver
+commits meanwhile stay live beside it.
+
 On a folder the swap is the folder exchange of ``warehouse.compact``: a new folder (the
 compacted files, and hard links of every other file present) is exchanged with the run's
 folder, and any part the driver committed into the old one meanwhile is moved back. Before the
@@ -29,7 +33,13 @@ from pathlib import Path
 
 from warehouse.atomic import exchange_folders, fsync_dir, write_text
 from warehouse.chosen import is_compacted
-from warehouse.compact import TableCompaction, _parquet_files, _spill, _write_sorted
+from warehouse.compact import (
+    TableCompaction,
+    _parquet_files,
+    _spill,
+    _write_sorted,
+    _write_sorted_objects,
+)
 from warehouse.landed_notes import (
     LANDED_PREFIX,
     LandedNote,
@@ -37,6 +47,14 @@ from warehouse.landed_notes import (
     landed_lock,
     note_path,
     recover_landed,
+)
+from warehouse.location import S3Location
+from warehouse.objectstore import (
+    commit_replacement,
+    committed_parts,
+    delete_objects,
+    live_records,
+    remove_replaced,
 )
 from warehouse.schema import TABLES, Table
 from warehouse.writer import table_dir, validate_run_id
@@ -85,4 +103,40 @@ def compact_landed(root: Path, run_id: str, min_parts: int = MIN_PARTS
             result = compact_landed_table(root, table, run_id, min_parts)
             if result is not None:
                 done.append(result)
+    return done
+
+
+def compact_landed_objects(loc: S3Location, run_id: str, min_parts: int = MIN_PARTS
+                           ) -> list[TableCompaction]:
+    """A run's landed parts on object storage compacted: per table, the parts of its live
+    commit records that no step compacted yet rewritten, then one record that lists them (and
+    the compacted parts it keeps) and replaces the records read; records committed meanwhile
+    stay live beside it. Steps of one run must not run at once (the caller holds the run's
+    ``.landed`` lease: ``pipeline.sweep.compaction``)."""
+    validate_run_id(run_id)
+    records = live_records(loc, [run_id])
+    parts = committed_parts(loc, records=records)
+    new_parts: dict[str, list[str]] = {}
+    done: list[TableCompaction] = []
+    written: list[str] = []
+    try:
+        for table in TABLES.values():
+            keys = parts.get(table.name, [])
+            landed = [k for k in keys if not is_compacted(k)]
+            kept = [k for k in keys if is_compacted(k)]
+            if len(landed) < min_parts:
+                if keys:
+                    new_parts[table.name] = keys  # carried over as they are
+                continue
+            new_keys, rows = _write_sorted_objects(loc, landed, table, run_id, "all")
+            written.extend(new_keys)
+            new_parts[table.name] = kept + new_keys
+            done.append(TableCompaction(table.name, len(landed), len(new_keys), rows))
+        if not done:
+            return []
+        commit_replacement(loc, run_id, new_parts, records)  # the one step readers see
+    except BaseException:
+        delete_objects(loc, written)
+        raise
+    remove_replaced(loc, records, new_parts)
     return done

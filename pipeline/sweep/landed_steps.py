@@ -6,7 +6,8 @@ to ask: every ``every_s`` of its ticks it submits one step as a Ray task (never 
 looks at the last one's ref without waiting; the rewrite runs in a Ray worker. A folder
 warehouse is read on the driver's node only, so the task is pinned there. A step that fails
 leaves the run as it was (``warehouse.compact_landed``): it is said on ``say`` and the next
-is tried at its time. On object storage no step is run yet.
+is tried at its time. On object storage no step is submitted yet (a Ray task there needs the
+store's credentials on its node; ``agentsweep warehouse compact --landed`` runs one by hand).
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def warehouse_compact(
         "--run-id", help="Only this run (default: every run).")] = None,
     landed: Annotated[bool, typer.Option(
         "--landed", help="Only the parts that have landed in a run that may be running "
-                         "(needs --run-id; its lock is not taken; a folder warehouse).")] = False,
+                         "(needs --run-id; its lock is not taken).")] = False,
 ) -> None:
     """Rewrite each run's part files as a few large sorted files, swapped in whole; a run
     being run (its lock held) is left alone (exit 1), unless ``--landed``."""
@@ -222,13 +222,17 @@ def warehouse_compact(
 
     runs = None if run_id is None else [checked_run_id("--run-id", run_id)]
     root = hygiene.warehouse_root()
-    if landed and (runs is None or not isinstance(root, Path)):
-        fail("--landed compacts one run (--run-id) of a folder warehouse")
+    if landed and runs is None:
+        fail("--landed compacts one run: give --run-id")
     try:
-        if landed and runs is not None and isinstance(root, Path):
-            from warehouse.compact_landed import compact_landed
+        if landed and runs is not None:
+            from pipeline.execution.lease import LeaseHeld
+            from pipeline.sweep.compaction import compact_landed_run
 
-            done = [RunCompaction(runs[0], compact_landed(root, runs[0]))]
+            try:
+                done = [RunCompaction(runs[0], compact_landed_run(root, runs[0]))]
+            except LeaseHeld as exc:
+                done = [RunCompaction(runs[0], [], str(exc))]
         else:
             done = compact_runs(root, runs)
     except (CompactionError, WarehouseError) as exc:  # a stored folder that names no run

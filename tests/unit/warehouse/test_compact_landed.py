@@ -8,13 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.commands import cli
 from unit.warehouse.test_compact import RUN, _batch
 
+from pipeline.errors import ExitCode
+from pipeline.sweep.compaction import compact_landed_run
 from warehouse import compact_landed
 from warehouse import writer as writer_module
+from warehouse.chosen import mark_of
 from warehouse.compact import compact_run
 from warehouse.compact_landed import compact_landed as compact_what_landed
 from warehouse.compact_landed import recover_landed
+from warehouse.location import S3Location
+from warehouse.objectstore import committed_parts, live_records
 from warehouse.query import run_sql
 from warehouse.staged import commit_staged, stage_batch
 from warehouse.writer import WarehouseWriter
@@ -27,7 +33,7 @@ EVERY_ROW = {
 }
 
 
-def _rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
+def _rows(root: Path | S3Location) -> dict[str, list[tuple[Any, ...]]]:
     return {name: sorted(run_sql(root, sql).rows) for name, sql in EVERY_ROW.items()}
 
 
@@ -153,3 +159,46 @@ def test_a_batch_the_driver_writes_during_a_step_lands_whole(
     assert run_sql(root, "SELECT count(*), count(DISTINCT trial_id) FROM trials_all").rows == [
         (16, 16)]
     assert len(run_sql(root, EVERY_ROW["events"]).rows) == 48
+
+
+def test_on_object_storage_a_step_replaces_the_records_it_read_and_no_other(
+        s3_warehouse: S3Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = WarehouseWriter(s3_warehouse, RUN)
+    for b in range(4):
+        out.write_batch(_batch(4 * b, 4))
+    before = _rows(s3_warehouse)
+    done = compact_landed_run(s3_warehouse, RUN)
+    assert {t.table: t.files_before for t in done}["trials"] == 4
+    assert len(live_records(s3_warehouse, [RUN])) == 1  # what a cold reader GETs
+    assert _rows(s3_warehouse) == before
+    for b in range(4, 6):
+        out.write_batch(_batch(4 * b, 4))
+    rewrite = compact_landed._write_sorted_objects
+    landed_meanwhile: list[int] = []
+
+    def a_batch_lands_meanwhile(*args: Any) -> Any:
+        if not landed_meanwhile:  # the driver commits while the step writes
+            out.write_batch(_batch(100, 4))
+            landed_meanwhile.append(1)
+        return rewrite(*args)
+
+    monkeypatch.setattr(compact_landed, "_write_sorted_objects", a_batch_lands_meanwhile)
+    compact_landed_run(s3_warehouse, RUN)
+    monkeypatch.setattr(compact_landed, "_write_sorted_objects", rewrite)  # keep the AWS env
+    assert len(live_records(s3_warehouse, [RUN])) == 2
+    assert run_sql(s3_warehouse, "SELECT count(*), count(DISTINCT trial_id) FROM trials_all"
+                   ).rows == [(28, 28)]
+    marks = [mark_of(k) for k in committed_parts(s3_warehouse, [RUN])["trials"]]
+    assert marks.count("all") == 2 and marks.count(None) == 1
+
+
+def test_the_command_compacts_what_landed_of_one_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "wh"
+    _land(root, 0, 3)
+    monkeypatch.setenv("AGENTSWEEP_WAREHOUSE", str(root))
+    code, out, err = cli("warehouse", "compact", "--landed", "--run-id", RUN)
+    assert code == 0 and f"{RUN}: 12 file(s) -> 4" in out, out + err
+    assert len(_files(root, "trials")) == 1
+    code, out, err = cli("warehouse", "compact", "--landed")
+    assert code == ExitCode.BAD_INPUT and "--run-id" in out + err
