@@ -7,8 +7,8 @@ as final (synthetic rows: only their ids and outcome matter to a resume). Then, 
 (``agentsweep up``, in a fresh home), ``agentsweep run --run-id R --resume`` is timed from the
 command's start to its first new trial (the ``trials`` phase: the first attempt handed to a worker),
 phase by phase; the command is then interrupted (Ctrl-C, as a user would), which saves what
-finished. Printed: the phases, and the time to the first new trial. Everything stays on
-127.0.0.1.
+finished. Printed: the phases, the time to the first new trial, and the command's peak RSS by
+then. Everything stays on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -120,11 +120,23 @@ def timed_resume(home: Path) -> dict[str, float]:
                 mark = json.loads(line)
                 seen.setdefault(mark["phase"], mark["t"] - started)
     if command.poll() is None:
+        seen["peak_rss_mib"] = _peak_rss_mib(command.pid)
         command.send_signal(signal.SIGINT)
     out, err = command.communicate(timeout=120)
     if "trials" not in seen:
         raise SystemExit(f"the resume never reached a trial:\n{out}\n{err}")
     return seen
+
+
+def _peak_rss_mib(pid: int) -> float:
+    """The command's peak RSS so far (``VmHWM``), MiB; 0 when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def main() -> None:
@@ -150,11 +162,13 @@ def main() -> None:
               f"({time.monotonic() - started:.1f} s to make)")
         runs = [timed_resume(home) for _ in range(args.repeat)]
         for number, phases in enumerate(runs, 1):
-            line = "; ".join(f"{name} {at:.1f}" for name, at in phases.items())
+            line = "; ".join(f"{name} {at:.1f}" for name, at in phases.items()
+                             if name != "peak_rss_mib")
             print(f"resume {number}, seconds from the command's start: {line}")
         firsts = sorted(phases["trials"] for phases in runs)
         print(f"first new trial after {firsts[len(firsts) // 2]:.1f} s (median of "
-              f"{len(firsts)}; target < 10 s on a warm stack)")
+              f"{len(firsts)}; target < 10 s on a warm stack); the command's peak RSS by then "
+              f"{max(phases.get('peak_rss_mib', 0.0) for phases in runs):.0f} MiB")
     finally:
         subprocess.run([str(BIN / "agentsweep"), "down"], env=_env(home, work / "x"),
                        capture_output=True, check=False)
