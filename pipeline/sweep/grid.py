@@ -15,7 +15,7 @@ from pipeline.environment.sandbox import ToolsMode
 from pipeline.models.config import ModelConfig as ModelConfig  # the grid's model, re-exported
 from pipeline.trial.spec import BUILTIN as BUILTIN
 from pipeline.trial.spec import MEMORY_MODES as MEMORY_MODES
-from pipeline.trial.spec import OWN_MEMORY
+from pipeline.trial.spec import OWN_MEMORY, trial_ids_by_repeat
 from pipeline.trial.spec import AgentRef as AgentRef
 from pipeline.trial.spec import BuiltinMemoryMode as BuiltinMemoryMode
 from pipeline.trial.spec import MemoryMode as MemoryMode
@@ -60,13 +60,16 @@ def expand(
                 for agent in agents:
                     for model in models:
                         for mode in modes_of(agent, memory_modes):
+                            plays = user_model if loaded.scenario.user is not None else None
+                            ids = trial_ids_by_repeat(
+                                loaded.scenario, loaded.sha256, model, prompt.sha256, mode,
+                                tools, plays, user_max_turns, agent.identity)
                             for repeat in range(repeats):
                                 seeded = model.for_repeat(repeat)
-                                user = (user_model.for_repeat(repeat) if user_model is not None
-                                        and loaded.scenario.user is not None else None)
-                                trial_id = trial_id_for(
+                                user = plays.for_repeat(repeat) if plays is not None else None
+                                trial_id = (ids(repeat) if ids is not None else trial_id_for(
                                     loaded.scenario, loaded.sha256, seeded, prompt.sha256,
-                                    mode, repeat, tools, user, user_max_turns, agent.identity)
+                                    mode, repeat, tools, user, user_max_turns, agent.identity))
                                 if trial_id in skip:
                                     continue
                                 yield TrialSpec(

@@ -12,6 +12,7 @@ trial ids (``tests/unit/sweep/test_grid.py`` pins some).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +22,7 @@ from pipeline.environment.sandbox import ToolsMode
 from pipeline.models.config import ModelConfig
 from pipeline.user.prompt import PROMPT_SHA256 as USER_PROMPT_SHA256
 from pipeline.user.prompt import USER_MAX_TURNS
-from pipeline.util.hashing import canonical_json, sha256_json
+from pipeline.util.hashing import canonical_json, sha256_json, sha256_text
 
 BuiltinMemoryMode = Literal["chat", "summary", "structured"]
 """The built-in agent's memory modes (what a sweep chooses)."""
@@ -108,18 +109,9 @@ class TrialSpec:
     """An external agent's time for one user turn; None: ``AGENT_TURN_TIMEOUT_S``."""
 
 
-def trial_id_for(
-    scenario: Scenario,
-    scenario_sha256: str,
-    model: ModelConfig,
-    prompt_sha256: str,
-    memory_mode: str,
-    repeat: int,
-    tools: ToolsMode = "sandbox",
-    user_model: ModelConfig | None = None,
-    user_max_turns: int = USER_MAX_TURNS,
-    agent: str = BUILTIN_AGENT,
-) -> str:
+def _identity(scenario: Scenario, scenario_sha256: str, model: ModelConfig, prompt_sha256: str,
+              memory_mode: str, repeat: int, tools: ToolsMode, user_model: ModelConfig | None,
+              user_max_turns: int, agent: str) -> dict[str, object]:
     identity: dict[str, object] = {
         "scenario_id": scenario.id,
         "scenario_version": scenario.version,
@@ -140,4 +132,52 @@ def trial_id_for(
             identity["user_max_turns"] = user_max_turns
     if agent != BUILTIN_AGENT:  # the built-in agent keeps the trial ids of older runs
         identity["agent"] = agent
-    return sha256_json(identity)[:32]
+    return identity
+
+
+def trial_id_for(
+    scenario: Scenario,
+    scenario_sha256: str,
+    model: ModelConfig,
+    prompt_sha256: str,
+    memory_mode: str,
+    repeat: int,
+    tools: ToolsMode = "sandbox",
+    user_model: ModelConfig | None = None,
+    user_max_turns: int = USER_MAX_TURNS,
+    agent: str = BUILTIN_AGENT,
+) -> str:
+    return sha256_json(_identity(scenario, scenario_sha256, model, prompt_sha256, memory_mode,
+                                 repeat, tools, user_model, user_max_turns, agent))[:32]
+
+
+_REPEAT_MARK = 7_357_911_131_719_232_329
+"""A repeat no grid has, standing in for the repeat in a cell's identity text."""
+
+
+def trial_ids_by_repeat(
+    scenario: Scenario,
+    scenario_sha256: str,
+    model: ModelConfig,
+    prompt_sha256: str,
+    memory_mode: str,
+    tools: ToolsMode = "sandbox",
+    user_model: ModelConfig | None = None,
+    user_max_turns: int = USER_MAX_TURNS,
+    agent: str = BUILTIN_AGENT,
+) -> Callable[[int], str] | None:
+    """``trial_id_for`` of one grid cell as a function of its repeat, the identity's text made
+    once (a resume computes the id of every trial of a night's grid); None when a model has a
+    seed (the seed moves with the repeat: ``ModelConfig.for_repeat``)."""
+    if model.seed is not None or (user_model is not None and user_model.seed is not None):
+        return None
+    text = canonical_json(_identity(scenario, scenario_sha256, model, prompt_sha256, memory_mode,
+                                    _REPEAT_MARK, tools, user_model, user_max_turns, agent))
+    pieces = text.split(str(_REPEAT_MARK))
+    if len(pieces) != 2:  # the mark elsewhere in the text: no shortcut
+        return None
+    before, after = pieces
+
+    def of(repeat: int) -> str:
+        return sha256_text(f"{before}{repeat}{after}")[:32]
+    return of

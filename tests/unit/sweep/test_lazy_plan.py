@@ -17,9 +17,10 @@ from pipeline.execution.attempts import attempt_counts
 from pipeline.sweep import grid
 from pipeline.sweep.config import SweepConfig
 from pipeline.sweep.done import DoneTrials, done_trials
-from pipeline.sweep.grid import TrialSpec, expand
+from pipeline.sweep.grid import ModelConfig, TrialSpec, expand, trial_id_for
 from pipeline.sweep.pending import PendingSpecs, expected_count
 from pipeline.sweep.stages import load_plan_suites, plan
+from pipeline.trial.spec import trial_ids_by_repeat
 from warehouse.schema import TABLES
 from warehouse.writer import WarehouseWriter
 
@@ -67,15 +68,20 @@ def _write(root: Path, finals: list[str], incomplete: list[str]) -> None:
 def test_planning_expands_nothing_and_the_first_spec_costs_one_trial_id(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[str] = []
-    real = grid.trial_id_for
+    real = grid.trial_ids_by_repeat
 
-    def counted(*args: Any, **kwargs: Any) -> str:
-        if len(made) > 1000:  # fail fast: an eager plan would walk millions
-            raise AssertionError("planning walks the grid")
-        made.append(real(*args, **kwargs))
-        return made[-1]
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        of = real(*args, **kwargs)
+        assert of is not None  # reference/golden has no seed: the ids by repeat
 
-    monkeypatch.setattr(grid, "trial_id_for", counted)
+        def counted_of(repeat: int) -> str:
+            if len(made) > 1000:  # fail fast: an eager plan would walk millions
+                raise AssertionError("planning walks the grid")
+            made.append(of(repeat))
+            return made[-1]
+        return counted_of
+
+    monkeypatch.setattr(grid, "trial_ids_by_repeat", counted)
     config = _config(tmp_path / "wh", repeats=500_000, resume=False)  # a grid of millions
     sweep_plan = plan(config)
     assert made == [] and sweep_plan.grid_size > 1_000_000
@@ -167,3 +173,31 @@ def test_pending_specs_index_count_and_slice_as_a_list_would() -> None:
         pending[10]
     walks.clear()
     assert list(pending) == as_list and len(pending) == 10 and len(walks) == 1
+
+
+@pytest.mark.parametrize("cell", [
+    {}, {"tools": "mock"}, {"agent": "my_agent.py:make"},
+    {"user_model": ModelConfig("reference/user")},
+    {"user_model": ModelConfig("reference/user", temperature=0.3), "user_max_turns": 3},
+])
+def test_ids_by_repeat_are_the_trial_ids(cell: dict[str, Any]) -> None:
+    scenario = load_plan_suites(_config(Path("unused"), 1))[0].scenarios[0].scenario
+    model = ModelConfig("openai/gpt-4o-mini", temperature=0.7, params={"top_p": 0.9})
+    of = trial_ids_by_repeat(scenario, "sha", model, "prompt-sha", "chat", **cell)
+    assert of is not None
+    for repeat in (0, 1, 7, 12345):
+        assert of(repeat) == trial_id_for(scenario, "sha", model, "prompt-sha", "chat", repeat,
+                                          **cell)
+
+
+def test_a_seeded_model_gets_its_ids_one_by_one() -> None:
+    scenario = load_plan_suites(_config(Path("unused"), 1))[0].scenarios[0].scenario
+    seeded = ModelConfig("openai/gpt-4o-mini", seed=40)
+    assert trial_ids_by_repeat(scenario, "sha", seeded, "p", "chat") is None
+    assert trial_ids_by_repeat(scenario, "sha", ModelConfig("a/b"), "p", "chat",
+                               user_model=seeded) is None
+    specs = list(expand(load_plan_suites(_config(Path("unused"), 1)), [seeded], ["default"],
+                        ["chat"], 3))
+    assert [s.trial_id for s in specs[:3]] == [
+        trial_id_for(specs[0].scenario, specs[0].scenario_sha256, seeded.for_repeat(r),
+                     specs[0].prompt.sha256, "chat", r) for r in range(3)]
