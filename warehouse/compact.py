@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -318,6 +318,30 @@ def compact_objects(loc: S3Location, run_id: str) -> list[TableCompaction]:
     """One run on object storage compacted: the new files written, then one commit record that
     lists them and replaces the records they were read from (``warehouse.objectstore``); the
     replaced parts and records are removed after. Records that land meanwhile (a judge) stay."""
+
+    def whole(table: Table, keys: list[str], new_parts: dict[str, list[str]]) -> Rewrite | None:
+        if nothing_to_do(keys):
+            return None
+        mark = mark_for(table.name, [loc.duckdb_path(k) for k in keys],
+                        [loc.duckdb_path(k) for k in new_parts.get("trials", [])], True)
+        return keys, [], mark
+
+    return rewrite_objects(loc, run_id, whole)
+
+
+Rewrite = tuple[list[str], list[str], Mark]
+"""Of a table's committed parts: those to rewrite, those kept as they are, and the mark of the
+files written (``warehouse.chosen``)."""
+
+
+def rewrite_objects(loc: S3Location, run_id: str,
+                    choose: Callable[[Table, list[str], dict[str, list[str]]], Rewrite | None]
+                    ) -> list[TableCompaction]:
+    """The parts of a run's live commit records rewritten, table by table as ``choose`` says
+    (None: the table's parts carried over as they are; it sees the new parts of the tables
+    before), then one commit record that lists the new and kept parts and replaces the records
+    read: the one step readers see. Records committed meanwhile stay live beside it. A failure
+    before that record removes what was written; the replaced parts and records go after."""
     records = live_records(loc, [run_id])
     parts = committed_parts(loc, records=records)
     new_parts: dict[str, list[str]] = {}
@@ -326,16 +350,16 @@ def compact_objects(loc: S3Location, run_id: str) -> list[TableCompaction]:
     try:
         for table in TABLES.values():
             keys = parts.get(table.name, [])
-            if nothing_to_do(keys):
+            chosen = choose(table, keys, new_parts)
+            if chosen is None:
                 if keys:
                     new_parts[table.name] = keys  # carried over as they are
                 continue
-            mark = mark_for(table.name, [loc.duckdb_path(k) for k in keys],
-                            [loc.duckdb_path(k) for k in new_parts.get("trials", [])], True)
-            new_keys, rows = _write_sorted_objects(loc, keys, table, run_id, mark)
+            rewritten, kept, mark = chosen
+            new_keys, rows = _write_sorted_objects(loc, rewritten, table, run_id, mark)
             written.extend(new_keys)
-            new_parts[table.name] = new_keys
-            done.append(TableCompaction(table.name, len(keys), len(new_keys), rows))
+            new_parts[table.name] = kept + new_keys
+            done.append(TableCompaction(table.name, len(rewritten), len(new_keys), rows))
         if not done:
             return []
         commit_replacement(loc, run_id, new_parts, records)  # the one step readers see

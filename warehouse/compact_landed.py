@@ -34,11 +34,12 @@ from pathlib import Path
 from warehouse.atomic import exchange_folders, fsync_dir, write_text
 from warehouse.chosen import is_compacted
 from warehouse.compact import (
+    Rewrite,
     TableCompaction,
     _parquet_files,
     _spill,
     _write_sorted,
-    _write_sorted_objects,
+    rewrite_objects,
 )
 from warehouse.landed_notes import (
     LANDED_PREFIX,
@@ -49,13 +50,6 @@ from warehouse.landed_notes import (
     recover_landed,
 )
 from warehouse.location import S3Location
-from warehouse.objectstore import (
-    commit_replacement,
-    committed_parts,
-    delete_objects,
-    live_records,
-    remove_replaced,
-)
 from warehouse.schema import TABLES, Table
 from warehouse.writer import table_dir, validate_run_id
 
@@ -114,29 +108,11 @@ def compact_landed_objects(loc: S3Location, run_id: str, min_parts: int = MIN_PA
     stay live beside it. Steps of one run must not run at once (the caller holds the run's
     ``.landed`` lease: ``pipeline.sweep.compaction``)."""
     validate_run_id(run_id)
-    records = live_records(loc, [run_id])
-    parts = committed_parts(loc, records=records)
-    new_parts: dict[str, list[str]] = {}
-    done: list[TableCompaction] = []
-    written: list[str] = []
-    try:
-        for table in TABLES.values():
-            keys = parts.get(table.name, [])
-            landed = [k for k in keys if not is_compacted(k)]
-            kept = [k for k in keys if is_compacted(k)]
-            if len(landed) < min_parts:
-                if keys:
-                    new_parts[table.name] = keys  # carried over as they are
-                continue
-            new_keys, rows = _write_sorted_objects(loc, landed, table, run_id, "all")
-            written.extend(new_keys)
-            new_parts[table.name] = kept + new_keys
-            done.append(TableCompaction(table.name, len(landed), len(new_keys), rows))
-        if not done:
-            return []
-        commit_replacement(loc, run_id, new_parts, records)  # the one step readers see
-    except BaseException:
-        delete_objects(loc, written)
-        raise
-    remove_replaced(loc, records, new_parts)
-    return done
+
+    def landed(table: Table, keys: list[str], new_parts: dict[str, list[str]]) -> Rewrite | None:
+        fresh = [k for k in keys if not is_compacted(k)]
+        if len(fresh) < min_parts:
+            return None
+        return fresh, [k for k in keys if is_compacted(k)], "all"
+
+    return rewrite_objects(loc, run_id, landed)

@@ -13,7 +13,7 @@ from unit.warehouse.test_compact import RUN, _batch
 
 from pipeline.errors import ExitCode
 from pipeline.sweep.compaction import compact_landed_run
-from warehouse import compact_landed
+from warehouse import compact, compact_landed
 from warehouse import writer as writer_module
 from warehouse.chosen import mark_of
 from warehouse.compact import compact_run
@@ -173,7 +173,7 @@ def test_on_object_storage_a_step_replaces_the_records_it_read_and_no_other(
     assert _rows(s3_warehouse) == before
     for b in range(4, 6):
         out.write_batch(_batch(4 * b, 4))
-    rewrite = compact_landed._write_sorted_objects
+    rewrite = compact._write_sorted_objects
     landed_meanwhile: list[int] = []
 
     def a_batch_lands_meanwhile(*args: Any) -> Any:
@@ -182,9 +182,9 @@ def test_on_object_storage_a_step_replaces_the_records_it_read_and_no_other(
             landed_meanwhile.append(1)
         return rewrite(*args)
 
-    monkeypatch.setattr(compact_landed, "_write_sorted_objects", a_batch_lands_meanwhile)
+    monkeypatch.setattr(compact, "_write_sorted_objects", a_batch_lands_meanwhile)
     compact_landed_run(s3_warehouse, RUN)
-    monkeypatch.setattr(compact_landed, "_write_sorted_objects", rewrite)  # keep the AWS env
+    monkeypatch.setattr(compact, "_write_sorted_objects", rewrite)  # keep the AWS env
     assert len(live_records(s3_warehouse, [RUN])) == 2
     assert run_sql(s3_warehouse, "SELECT count(*), count(DISTINCT trial_id) FROM trials_all"
                    ).rows == [(28, 28)]
