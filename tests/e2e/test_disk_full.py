@@ -30,7 +30,7 @@ from pipeline.runtime.prefect_state import (
     set_aside_if_broken,
 )
 from pipeline.sweep.config import SweepConfig
-from pipeline.sweep.stages import execute_plan, plan
+from pipeline.sweep.stages import BatchSink, execute_plan, plan
 from warehouse.diskspace import DiskFull, is_no_space
 from warehouse.query import run_sql
 
@@ -82,22 +82,24 @@ def test_a_disk_without_room_is_refused_before_anything_is_written(tmp_path: Pat
 
 @pytest.mark.slow
 def test_a_full_warehouse_disk_stops_the_sweep_cleanly_and_a_resume_completes_it(
-        ray_local: Any, tiny_disk: Path) -> None:
+        ray_local: Any, tiny_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tiny_disk / "warehouse"
     config = SweepConfig(suites=[MEETING_SUITE], memory_modes=["chat"], repeats=1,
                          run_id="full", warehouse=root, batch_size=5)
     sweep_plan = plan(config)
-    seen = 0
     filler: list[Path] = []
+    commit = BatchSink.commit
 
-    def on_trial(_: Any) -> None:
-        nonlocal seen
-        seen += 1
-        if seen == 7 and not filler:  # after one batch of 5 landed, two into the next
+    def commit_then_fill(sink: BatchSink, part: Any) -> None:
+        # The disk fills once a part has landed: a trial's outcome reaches the driver before
+        # its worker has written the part, so counting outcomes could fill it before any did.
+        commit(sink, part)
+        if not filler:
             filler.append(fill(tiny_disk))
 
+    monkeypatch.setattr(BatchSink, "commit", commit_then_fill)
     with pytest.raises(DiskFull) as stopped:
-        execute_plan(config, sweep_plan, on_trial=on_trial)
+        execute_plan(config, sweep_plan)
     assert str(stopped.value).startswith(f"no space left on the disk of {root}")
     assert not list(root.rglob("*.tmp")), "a half-written file was left"
     trials = {r[0] for r in run_sql(root, "select trial_id from trials").rows}
