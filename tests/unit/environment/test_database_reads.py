@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable
 
 import pytest
 from conftest import REPO, loaded_suite
 
 from pipeline.catalog import Suite, load_domain
-from pipeline.environment import database
+from pipeline.environment import database, expected_state
 from pipeline.environment.database import changed_only, content, fresh_database, snapshot
 from pipeline.sweep.grid import ModelConfig, expand
 from pipeline.trial.run import RunContext, run_trial, tables_of
@@ -32,10 +33,14 @@ def _suites() -> list[Suite]:
 
 
 def _stored(suites: Iterable[Suite]) -> str:
-    """Every row the trials would store (snapshots, checks, events, verdicts), as JSON."""
+    """Every row the trials would store (snapshots, checks, events, verdicts), as JSON. The
+    expected databases are replayed afresh, and not kept: a replay read under a patch here
+    would otherwise be the expected database of every later trial of this process."""
     ctx = RunContext("reads", "test")
-    results = [run_trial(spec, ctx) for spec in expand(
-        list(suites), [ModelConfig(m) for m in MODELS], ["default"], ["chat"], repeats=1)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(expected_state, "_kept", OrderedDict())
+        results = [run_trial(spec, ctx) for spec in expand(
+            list(suites), [ModelConfig(m) for m in MODELS], ["default"], ["chat"], repeats=1)]
     tables = tables_of(results)
     for rows in tables.values():
         for row in rows:
