@@ -7,7 +7,8 @@ to disk with ``fsync``, and renamed over the target with ``os.replace``; the fol
 too, so the rename itself survives a power cut. Any failure on the way (a full disk, an
 exception in the caller's code, Ctrl-C) removes the temporary file and leaves the target as it
 was. A SIGKILL mid-write can leave a ``.<name>.<random>.tmp`` file beside the target, never a
-half-written target.
+half-written target. ``exclusive`` is the one blocking file lock (a run's landed steps, a
+weights download).
 
 Stability: public within agentsweep (``warehouse``, ``pipeline``, ``reports`` and ``flows`` use
 it); it imports nothing of them.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import os
 import uuid
 from collections.abc import Iterator
@@ -130,3 +132,16 @@ def move_file(path: Path, target: Path) -> None:
     """A finished file moved to ``target`` on the same file system (one rename)."""
     os.replace(path, target)
     fsync_dir(target.parent)
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """The block runs while this process holds ``path``'s exclusive ``flock`` (a second holder
+    waits; the kernel gives it back when the holder dies). The file is made if missing and
+    never removed: removing it would let two processes lock two different files."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

