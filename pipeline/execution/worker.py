@@ -33,11 +33,16 @@ from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_tri
 from pipeline.trial.spec import TrialSpec
 
 CONTROL_CALLS = 8
+"""The actor's own concurrent calls (start, poll, flush, pid...): trials run in its threads."""
 POLL_LINGER_S = 0.02
 """How long a poll that found an ended attempt waits for more to end: one answer then carries
 several, and the driver pays Ray's per-call cost once for them. Small beside a trial's
 seconds."""
-"""The actor's own concurrent calls (start, poll, flush, pid...): trials run in its threads."""
+PLAN_SILENT_S = 1800.0
+"""How long a plan's driver may go without a ``start`` or ``poll`` before the worker lets go of
+what it keeps for it (its unpolled endings, its unwritten part): a driver polls a busy worker
+all the time, and a dead one (kill -9, a lost node) never calls ``forget``. What is let go is
+what its resume runs again."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,10 @@ class TrialWorker:
         """plan id -> its attempts that ended since its driver's last poll: drivers sharing
         a warm worker (the shards of a run, other runs) each get their own."""
         self._done_ready = threading.Condition()
+        self._heard: dict[str, float] = {}
+        """plan id -> when its driver last called (``start``, ``poll``), or when an attempt of
+        it ended; guarded by ``_done_ready``."""
+        self.clock = time.monotonic
 
     def running_attempts(self) -> int:
         """Attempts this worker runs now (0: a warm pool no run uses may be retired)."""
@@ -119,6 +128,7 @@ class TrialWorker:
     def start(self, plan_id: str, items: list[Item]) -> None:
         """Start attempts; each one's ending waits for ``poll``. The parts its parcels bring
         are stored before this returns (a later ``start`` may count on them)."""
+        self._heard_from(plan_id)
         for compact, key, parcel in items:
             try:
                 spec, plan = self.holder.unpack(plan_id, compact, parcel)
@@ -136,6 +146,7 @@ class TrialWorker:
              ) -> list[Finished]:
         """The plan's attempts that ended since its last poll; waits up to ``timeout_s`` for
         one, then ``linger_s`` more for others to join it."""
+        self._heard_from(plan_id)
         with self._done_ready:
             if not self._done.get(plan_id):
                 self._done_ready.wait_for(lambda: bool(self._done.get(plan_id)), timeout_s)
@@ -159,7 +170,18 @@ class TrialWorker:
     def _finish(self, plan_id: str, key: str, ended: WorkerOutput | Crashed) -> None:
         with self._done_ready:
             self._done.setdefault(plan_id, []).append((key, ended))
+            self._heard.setdefault(plan_id, self.clock())
             self._done_ready.notify_all()
+
+    def _heard_from(self, plan_id: str) -> None:
+        """Note the plan's driver as alive; let go of the plans whose drivers went silent
+        (``PLAN_SILENT_S``)."""
+        now = self.clock()
+        with self._done_ready:
+            self._heard[plan_id] = now
+            silent = [p for p, at in self._heard.items() if now - at > PLAN_SILENT_S]
+        for plan in silent:
+            self.forget(plan)
 
     def _run_and_finish(self, plan_id: str, spec: TrialSpec, plan: Plan, key: str) -> None:
         try:
@@ -242,10 +264,13 @@ class TrialWorker:
             buffer = self._buffers.get(plan_id)
             if buffer is None:
                 buffer = self._buffers[plan_id] = PartBuffer(config)
-            return buffer
+        with self._done_ready:
+            self._heard.setdefault(plan_id, self.clock())
+        return buffer
 
     def flush(self, plan_id: str) -> Flushed:
         """Write whatever this worker holds of the run; the parts not yet reported."""
+        self._heard_from(plan_id)
         with self._running_lock:
             buffer = self._buffers.get(plan_id)
         return Flushed() if buffer is None else buffer.take(force=True)
@@ -256,6 +281,7 @@ class TrialWorker:
             self._buffers.pop(plan_id, None)
         with self._done_ready:
             self._done.pop(plan_id, None)
+            self._heard.pop(plan_id, None)
 
     def preload(self) -> bool:
         """Import LiteLLM now, before the first trial needs it; whether it is imported."""
