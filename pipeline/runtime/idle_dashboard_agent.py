@@ -50,7 +50,7 @@ def write_ports(session_dir: Path, node_id: str) -> None:
         write_text(session_dir / f"{name}_{node_id}", str(NOT_SERVED))
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
         return 2
     raylet = os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    _die_with_parent()
+    die_with_parent()
     write_ports(Path(given["session-dir"]), given["node-id"])
     while os.getppid() == raylet:
         time.sleep(WATCH_S)

@@ -9,9 +9,11 @@ them. Ray's own ``Node``, with the ``RayParams`` that ``ray start --no-monitor
 
 The stack's head (``agentsweep up``) also starts no dashboard head unless asked for, and both
 raylets run an idle stand-in for Ray's minimal dashboard agent (``idle_dashboard_agents``),
-which writes the agent's port files at once instead of after importing all of Ray. A run's own
-node keeps the dashboard head. What stays in both: the GCS server, the raylet and the
-runtime-env agent. Why, with the memory and start-up figures: ``docs/performance.md``.
+which writes the agent's port files at once instead of after importing all of Ray, and a
+stand-in for Ray's runtime-env agent that sets up environment variables only
+(pipeline/runtime/env_vars_agent.py). A run's own node keeps the dashboard head. What stays
+in both: the GCS server and the raylet. Why, with the memory and start-up figures:
+``docs/performance.md``.
 
 A node waits for its raylet as long as ``AGENTSWEEP_RAY_START_TIMEOUT_S`` allows
 (pipeline.runtime.startup) instead of Ray's fixed 30 s, and stops waiting as soon as its raylet
@@ -62,6 +64,9 @@ def proxied_environment() -> Iterator[None]:
 AGENT_FLAG = "--dashboard_agent_command="
 """The raylet's flag that holds the dashboard agent's command line."""
 IDLE_AGENT = str(Path(__file__).with_name("idle_dashboard_agent.py").resolve())
+ENV_AGENT_FLAG = "--runtime_env_agent_command="
+"""The raylet's flag that holds the runtime-env agent's command line."""
+ENV_VARS_AGENT = str(Path(__file__).with_name("env_vars_agent.py").resolve())
 
 
 def ray_agent() -> str:
@@ -71,15 +76,36 @@ def ray_agent() -> str:
     return os.path.join(services.RAY_PATH, "dashboard", "agent.py")
 
 
+def ray_env_agent() -> str:
+    """Ray's runtime-env agent, named as ray._private.services names it in the command."""
+    from ray._private import services
+
+    return os.path.join(services.RAY_PATH, "_private", "runtime_env", "agent", "main.py")
+
+
+def _swapped(arg: str, flag: str, ray_path: str, ours: str) -> str:
+    command = arg[len(flag):]
+    quoted = subprocess.list2cmdline([ray_path])
+    return flag + command.replace(quoted, subprocess.list2cmdline([ours]), 1)
+
+
 def with_idle_agent(raylet_command: list[str]) -> list[str]:
-    """The raylet's command line, its minimal dashboard agent replaced by the idle one."""
+    """The raylet's command line, its minimal dashboard agent replaced by the idle one and,
+    on such a lean node, its runtime-env agent by the one of environment variables only
+    (pipeline/runtime/env_vars_agent.py). A full dashboard agent (Ray's dashboard extras
+    installed) keeps both of Ray's agents."""
     ray_agent_path = ray_agent()
+    lean = any(arg.startswith(AGENT_FLAG) and " --minimal" in arg and ray_agent_path in arg
+               for arg in raylet_command)
+    if not lean:
+        return list(raylet_command)
+    env_agent_path = ray_env_agent()
     changed = []
     for arg in raylet_command:
-        agent = arg[len(AGENT_FLAG):] if arg.startswith(AGENT_FLAG) else ""
-        if " --minimal" in agent and ray_agent_path in agent:
-            quoted = subprocess.list2cmdline([ray_agent_path])
-            arg = AGENT_FLAG + agent.replace(quoted, subprocess.list2cmdline([IDLE_AGENT]), 1)
+        if arg.startswith(AGENT_FLAG):
+            arg = _swapped(arg, AGENT_FLAG, ray_agent_path, IDLE_AGENT)
+        elif arg.startswith(ENV_AGENT_FLAG) and env_agent_path in arg:
+            arg = _swapped(arg, ENV_AGENT_FLAG, env_agent_path, ENV_VARS_AGENT)
         changed.append(arg)
     return changed
 
@@ -87,7 +113,8 @@ def with_idle_agent(raylet_command: list[str]) -> list[str]:
 @contextmanager
 def idle_dashboard_agents() -> Iterator[None]:
     """While the block runs, a raylet this process starts runs the idle dashboard agent in
-    place of Ray's minimal one (pipeline/runtime/idle_dashboard_agent.py)."""
+    place of Ray's minimal one (pipeline/runtime/idle_dashboard_agent.py), and the env-vars
+    agent in place of its runtime-env agent (``with_idle_agent``)."""
     from ray._private import ray_constants, services
 
     start = services.start_ray_process

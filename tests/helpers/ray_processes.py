@@ -14,13 +14,15 @@ KINDS = (  # (kind, a piece of its command line), first match wins
     ("gcs_server", "gcs_server"),
     ("raylet", "raylet/raylet"),  # its command line names the idle agent: it comes first
     ("idle dashboard agent", "idle_dashboard_agent.py"),
+    ("env-vars agent", "env_vars_agent.py"),
     ("ray start wrapper", " start --block"),
 )
 
-LEAN = {"gcs_server", "raylet", "dashboard", "idle dashboard agent", "runtime-env agent"}
+LEAN = {"gcs_server", "raylet", "dashboard", "idle dashboard agent", "env-vars agent"}
 """What a run's own node (pipeline.runtime.local_ray.start_node) runs before any worker starts
-(Ray 2.60 starts the dashboard head and both agents whatever it is told; the dashboard agent is
-the idle stand-in for Ray's minimal one, pipeline/runtime/idle_dashboard_agent.py)."""
+(Ray 2.60 starts the dashboard head and both agents whatever it is told; the agents are
+agentsweep's stand-ins, pipeline/runtime/idle_dashboard_agent.py for Ray's minimal dashboard
+agent and pipeline/runtime/env_vars_agent.py for its runtime-env agent)."""
 LEAN_STACK = LEAN - {"dashboard"}
 """What the stack's head runs (``agentsweep up``, through pipeline.runtime.ray_start): no
 dashboard head either."""

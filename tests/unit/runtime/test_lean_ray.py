@@ -1,7 +1,8 @@
 """The local Ray a run starts runs only the processes a run uses (pipeline.runtime.local_ray):
 no autoscaler monitor, no log monitor, no prestarted idle worker, the dashboard head with its
-usage-stats module only; and it still runs tasks, reports a worker's error to the driver and
-stops every process it started. The stack's head leaves the dashboard head out too
+usage-stats module only, agentsweep's stand-ins for Ray's two agents; and it still runs tasks
+with the workers' variables, reports a worker's error to the driver and stops every process it
+started. The stack's head leaves the dashboard head out too
 (tests/e2e/test_doors.py)."""
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ with ray_session(num_cpus=2, object_store_bytes=80 * 1024 * 1024) as ray:
         error = ""
     except Exception as exc:
         error = str(exc)
-print(json.dumps({"before": before, "error": error}))
+    @ray.remote
+    def environment():
+        return {k: os.environ.get(k) for k in ("HTTP_PROXY", "LITELLM_LOCAL_MODEL_COST_MAP")}
+    worker_env = ray.get(environment.remote())
+print(json.dumps({"before": before, "error": error, "worker_env": worker_env}))
 """
 
 
@@ -66,6 +71,8 @@ def test_a_runs_local_ray_starts_no_monitor_dashboard_or_idle_worker(ray_temp: s
     dashboard = next(c for c in seen["before"].values() if kind_of(c) == "dashboard")
     assert "--modules-to-load=UsageStatsHead" in dashboard  # the head, not the dashboard UI
     assert "raised in a worker" in seen["error"]  # errors reach the driver without a log monitor
+    # the workers' variables, set up by the env-vars agent: the start-up's proxy cleared
+    assert seen["worker_env"] == {"HTTP_PROXY": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     deadline = time.monotonic() + 60  # a hang guard
     while node_processes(ray_temp) and time.monotonic() < deadline:
         time.sleep(0.2)
