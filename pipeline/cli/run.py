@@ -63,6 +63,7 @@ class RunOptions:
     """``I/N``: shard I of N drivers of the run (checked by SweepConfig, naming --shard)."""
     ray_address: str | None = None
     max_in_flight: int | None = None
+    in_flight_per_node: int | None = None
     timeout_s: float | None = None
     spec: Path | None = None
     append: bool = False
@@ -74,6 +75,7 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
+                self.in_flight_per_node,
                 self.api_base, self.timeout_s, self.tools, self.user_model,
                 self.user_max_turns, self.agent, self.agent_turn_timeout_s)
         return any(v not in (None, []) for v in grid)
@@ -93,6 +95,8 @@ def build_config(options: RunOptions) -> SweepConfig:
                        "temperature, seed, tools and max in flight in the spec (only --run-id, "
                        "--resume, --shard, --ray-address, --repeats, --max-cost-usd override "
                        "it)")
+    if options.max_in_flight is not None and options.in_flight_per_node is not None:
+        raise BadInput("--in-flight-per-node replaces --max-in-flight: give one of them")
     if options.shard is not None and not (options.run_id or options.spec is not None):
         raise BadInput(f"--shard {options.shard}: the drivers of a run's shards share its "
                        "run id: give --run-id too")
@@ -122,7 +126,9 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("prompts", options.prompt), ("memory_modes", options.memory_mode),
                        ("catalogs", [c.resolve() for c in options.catalog]),
                        ("run_id", options.run_id), ("repeats", options.repeats),
-                       ("max_in_flight", options.max_in_flight), ("tools", options.tools),
+                       ("max_in_flight", options.max_in_flight),
+                       ("in_flight_per_node", options.in_flight_per_node),
+                       ("tools", options.tools),
                        ("user_model", options.user_model),
                        ("user_max_turns", options.user_max_turns),
                        ("agents", options.agent),

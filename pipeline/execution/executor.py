@@ -62,6 +62,14 @@ def default_workers(ray: Any, max_in_flight: int = TRIALS_PER_WORKER) -> int:
                       for node in ray.nodes() if node.get("Alive")))
 
 
+def cluster_in_flight(ray: Any, per_node: int) -> int:
+    """``per_node`` trials in flight for each alive node with a CPU (one node's worth while
+    none is known)."""
+    nodes = sum(1 for node in ray.nodes()
+                if node.get("Alive") and node["Resources"].get("CPU", 0) > 0)
+    return per_node * max(1, nodes)
+
+
 def cpu_slots(ray: Any) -> list[str]:
     """One entry per CPU of the cluster's alive nodes (node ids), the nodes interleaved."""
     per_node = [[node["NodeID"]] * int(node["Resources"].get("CPU", 0))

@@ -96,6 +96,9 @@ class SweepConfig(BaseModel):
         "run id, by trial id); none: the whole grid."))
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
+    in_flight_per_node: int | None = Field(default=None, ge=1, description=(
+        "Trials in flight per alive node of the cluster with a CPU, counted when the sweep "
+        "starts; given, it replaces max_in_flight, so the limit grows with the cluster."))
     batch_size: int = Field(default=500, ge=1)
     flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False, description=(
         "Finished trials are written at least this often (seconds), so a failure of the "

@@ -94,6 +94,9 @@ class SweepSpec(BaseModel):
     flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
     """Finished trials are written at least this often (seconds)."""
     max_in_flight: int = Field(default=64, ge=1)
+    in_flight_per_node: int | None = Field(default=None, ge=1)
+    """Trials in flight per alive node with a CPU (the limit grows with the cluster); given,
+    it replaces ``max_in_flight`` (giving both is refused)."""
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Default time limit of one model call (a model's own ``timeout_s`` wins); folded into
     each model's ``timeout_s`` when the spec is loaded."""
@@ -182,6 +185,9 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
     if len(suites) == len(spec.suites):  # a missing suite's scenarios cannot be known
         _check_scenarios(spec.scenarios, suites, fail)
     repeats = _repeats(spec, fail)
+    if spec.in_flight_per_node is not None and "max_in_flight" in spec.model_fields_set:
+        fail(("in_flight_per_node",), "in_flight_per_node replaces max_in_flight: give one of "
+             "them")
     warehouse = _warehouse(spec.warehouse, path.parent, fail) or warehouse
     raise_all(fail.errors)
     args: dict[str, Any] = {
@@ -201,6 +207,7 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
         "batch_size": spec.batch_size,
         "flush_interval_s": spec.flush_interval_s,
         "max_in_flight": spec.max_in_flight,
+        "in_flight_per_node": spec.in_flight_per_node,
         "trial_timeout_s": spec.trial_timeout_s,
         "ray_address": spec.ray_address,
         "warehouse": warehouse,

@@ -333,10 +333,20 @@ def services_ahead(config: SweepConfig, sweep_plan: SweepPlan) -> Iterator[None]
     mark("connecting to Ray" if config.ray_address else "starting a local Ray")
     with ray_session(config.ray_address) as ray:
         mark("starting workers")
-        pool = sized_pool(ray, config.max_in_flight)
+        pool = sized_pool(ray, in_flight_limit(ray, config))
         if _calls_litellm(sweep_plan):
             pool.preload()
         yield
+
+
+def in_flight_limit(ray: Any, config: SweepConfig) -> int:
+    """The sweep's limit of trials in flight: ``in_flight_per_node`` for each node of the
+    cluster now, else ``max_in_flight``."""
+    if config.in_flight_per_node is None:
+        return config.max_in_flight
+    from pipeline.execution.executor import cluster_in_flight
+
+    return cluster_in_flight(ray, config.in_flight_per_node)
 
 
 def _calls_litellm(sweep_plan: SweepPlan) -> bool:
@@ -399,7 +409,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
             rates=rates_from(config.called_models()), spend=spend,
             parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome)
         try:
-            execute(specs, ctx, sink, config.max_in_flight, options=options,
+            execute(specs, ctx, sink, in_flight_limit(ray, config), options=options,
                     on_attempt=sinks.on_attempt)
         finally:
             sink.flush()

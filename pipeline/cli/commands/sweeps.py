@@ -63,6 +63,10 @@ def run(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
     max_in_flight: Annotated[int | None, typer.Option(
         min=1, help="Trials in flight at once. Default: 64.")] = None,
+    in_flight_per_node: Annotated[int | None, typer.Option(
+        "--in-flight-per-node", min=1, help="Trials in flight per node of the Ray cluster "
+        "(its alive nodes with a CPU, counted at the start) instead of --max-in-flight: the "
+        "limit grows with the cluster.")] = None,
     timeout_s: Annotated[float | None, typer.Option(
         "--timeout-s", help="Time limit of one model call (connect at most 10 s). Default: "
         "120 s (local models 900 s).")] = None,
@@ -97,7 +101,8 @@ def run(
         agent=agent or [], agent_turn_timeout_s=agent_turn_timeout_s,
         user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
-        shard=shard, ray_address=ray_address, max_in_flight=max_in_flight, timeout_s=timeout_s,
+        shard=shard, ray_address=ray_address, max_in_flight=max_in_flight,
+        in_flight_per_node=in_flight_per_node, timeout_s=timeout_s,
         spec=spec, append=append, junit=junit, max_cost_usd=max_cost_usd)
     code = main(options, Terminal(terminal.console, terminal.err_console))
     if code:

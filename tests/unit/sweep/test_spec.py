@@ -179,6 +179,8 @@ BROKEN = [
      "runs_per_case", "another name for repeats"),
     ("models: [{name: reference/golden}]\ntools: live\n", 2, "tools",
      "'live' is not one of sandbox, mock"),
+    ("models: [{name: reference/golden}]\nmax_in_flight: 8\nin_flight_per_node: 4\n", 3,
+     "in_flight_per_node", "replaces max_in_flight: give one of them"),
 ]
 
 
