@@ -22,17 +22,14 @@ a lean raylet (a node whose dashboard agent is the idle one)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pipeline.runtime.idle_dashboard_agent import WATCH_S, die_with_parent, flags
+from pipeline.runtime.idle_dashboard_agent import run_beside_raylet
 from warehouse.atomic import write_text
 
 PORT_NAME = "runtime_env_agent_port"
@@ -161,23 +158,17 @@ def serve(host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
-def main(argv: list[str]) -> int:
-    given = flags(argv)
-    missing = [name for name in ("node-id", "session-dir", "node-ip-address")
-               if not given.get(name)]
-    if missing:
-        print(f"env-vars agent: missing {', '.join('--' + m for m in missing)}",
-              file=sys.stderr)
-        return 2
-    raylet = os.getppid()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    die_with_parent()
+def start(given: dict[str, str]) -> ThreadingHTTPServer:
+    """Serve on the agent's address, then write its port file (the raylet then registers)."""
     server = serve(given["node-ip-address"], int(given.get("runtime-env-agent-port") or 0))
     write_text(Path(given["session-dir"]) / f"{PORT_NAME}_{given['node-id']}",
                str(server.server_address[1]))
-    while os.getppid() == raylet:
-        time.sleep(WATCH_S)
-    return 0
+    return server
+
+
+def main(argv: list[str]) -> int:
+    return run_beside_raylet(argv, "env-vars agent",
+                             ("node-id", "session-dir", "node-ip-address"), start)
 
 
 if __name__ == "__main__":

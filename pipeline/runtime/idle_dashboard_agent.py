@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from warehouse.atomic import write_text
@@ -58,20 +59,28 @@ def die_with_parent() -> None:
         pass  # the watch loop below still notices
 
 
-def main(argv: list[str]) -> int:
+def run_beside_raylet(argv: list[str], name: str, required: tuple[str, ...],
+                      begin: Callable[[dict[str, str]], object]) -> int:
+    """An agent's life: its ``--name=value`` flags checked (2 when one is missing), ``begin``
+    given them, then a wait until its raylet is gone (or SIGTERM: 0)."""
     given = flags(argv)
-    missing = [name for name in ("node-id", "session-dir") if not given.get(name)]
+    missing = [flag for flag in required if not given.get(flag)]
     if missing:
-        print(f"idle dashboard agent: missing {', '.join('--' + m for m in missing)}",
-              file=sys.stderr)
+        print(f"{name}: missing {', '.join('--' + m for m in missing)}", file=sys.stderr)
         return 2
     raylet = os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     die_with_parent()
-    write_ports(Path(given["session-dir"]), given["node-id"])
+    begin(given)
     while os.getppid() == raylet:
         time.sleep(WATCH_S)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return run_beside_raylet(argv, "idle dashboard agent", ("node-id", "session-dir"),
+                             lambda given: write_ports(Path(given["session-dir"]),
+                                                       given["node-id"]))
 
 
 if __name__ == "__main__":
