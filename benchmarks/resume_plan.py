@@ -38,6 +38,8 @@ sys.path.insert(0, str(REPO))
 SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
 RUN_ID = "resume-plan"
 
+from benchmarks.resume_scale import filler  # noqa: E402
+
 
 def _config(root: Path, trials: int, resume: bool) -> Any:
     from pipeline.catalog import load_suite
@@ -48,28 +50,10 @@ def _config(root: Path, trials: int, resume: bool) -> Any:
                        repeats=repeats, resume=resume)
 
 
-def _filler(field: Any, now: datetime) -> Any:
-    """A plain value for a column the resume never reads (null where the schema allows)."""
-    import pyarrow as pa
-
-    if field.nullable:
-        return None
-    kind = field.type
-    if pa.types.is_timestamp(kind):
-        return now
-    if pa.types.is_boolean(kind):
-        return False
-    if pa.types.is_integer(kind):
-        return 0
-    if pa.types.is_floating(kind):
-        return 0.0
-    return ""
-
-
 def _rows(table: str, specs: list[Any], now: datetime) -> list[dict[str, Any]]:
     from warehouse.schema import TABLES
 
-    base = {f.name: _filler(f, now) for f in TABLES[table].arrow_schema()
+    base = {f.name: filler(f, now) for f in TABLES[table].arrow_schema()
             if f.name != "schema_version"}
     rows = []
     for spec in specs:

@@ -76,7 +76,7 @@ def half_done(home: Path, spec: Path) -> tuple[int, int]:
         "passed": [True] * len(done), "started_at": [now] * len(done),
         "finished_at": [now] * len(done),
         "schema_version": [int(schema.metadata[b"schema_version"])] * len(done)}
-    table = pa.Table.from_pydict({f.name: values.get(f.name, [_filler(f, now)] * len(done))
+    table = pa.Table.from_pydict({f.name: values.get(f.name, [filler(f, now)] * len(done))
                                   for f in schema}, schema=schema)
     part = f"part-{now:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}.parquet"
     root = config.warehouse
@@ -85,7 +85,7 @@ def half_done(home: Path, spec: Path) -> tuple[int, int]:
     return sweep_plan.grid_size, len(done)
 
 
-def _filler(field: Any, now: datetime) -> Any:
+def filler(field: Any, now: datetime) -> Any:
     """A plain value for a column the resume never reads (null where the schema allows)."""
     import pyarrow as pa
 
