@@ -14,6 +14,7 @@ machine, CPU per call is the figure to compare; wall time depends on the load.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import resource
 import subprocess
@@ -67,7 +68,22 @@ def _drain_logging() -> None:
     executor.shutdown(wait=True)
 
 
-def measure(calls: int, warmup: int, threads: int, direct: bool = True) -> dict[str, Any]:
+async def _as_coroutines(client: Any, messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]], calls: int, concurrent: int) -> list[Any]:
+    """``calls`` calls by ``concurrent`` coroutines on this thread's event loop, each its
+    share one after another (pipeline.runtime.as_coroutine), as trials run as coroutines."""
+    from pipeline.runtime.as_coroutine import run_as_coroutine
+
+    def share(count: int) -> list[Any]:
+        return [client.complete(messages, tools) for _ in range(count)]
+
+    shares = [calls // concurrent + (i < calls % concurrent) for i in range(concurrent)]
+    done = await asyncio.gather(*(run_as_coroutine(share, n) for n in shares))
+    return [reply for replies in done for reply in replies]
+
+
+def measure(calls: int, warmup: int, threads: int, direct: bool = True,
+            coroutines: bool = False) -> dict[str, Any]:
     server = subprocess.Popen([sys.executable, "-c", SERVER_CODE], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     try:
@@ -77,8 +93,12 @@ def measure(calls: int, warmup: int, threads: int, direct: bool = True) -> dict[
         for _ in range(warmup):
             client.complete(messages, tools)
         cpu, wall = cpu_s(), time.perf_counter()
-        with ThreadPoolExecutor(threads) as pool:
-            replies = list(pool.map(lambda _: client.complete(messages, tools), range(calls)))
+        if coroutines:
+            replies = asyncio.run(_as_coroutines(client, messages, tools, calls, threads))
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                replies = list(pool.map(lambda _: client.complete(messages, tools),
+                                        range(calls)))
         wall = time.perf_counter() - wall
         logging_threads = sum(t.name.startswith("litellm-logging")
                               for t in threading.enumerate())
@@ -88,7 +108,8 @@ def measure(calls: int, warmup: int, threads: int, direct: bool = True) -> dict[
         server.terminate()
         server.wait(timeout=10)
     assert all(r.tool_calls and r.input_tokens for r in replies), "a call was not answered"
-    return {"calls": calls, "threads": threads, "direct": client._direct is not None,
+    return {"calls": calls, "threads": threads, "coroutines": coroutines,
+            "direct": client._direct is not None,
             "litellm_logging_threads": logging_threads,
             "cpu_ms_per_call": 1000 * cpu / calls, "wall_ms_per_call": 1000 * wall / calls,
             "cost_usd": sorted({r.cost_usd for r in replies}, key=str)}
@@ -101,15 +122,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--litellm-completion", action="store_true",
                         help="every call through litellm.completion, not the direct path")
+    parser.add_argument("--coroutines", action="store_true",
+                        help="--threads coroutines on one event loop instead of threads (trials "
+                        "run as coroutines)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    result = measure(args.calls, args.warmup, args.threads, not args.litellm_completion)
+    result = measure(args.calls, args.warmup, args.threads, not args.litellm_completion,
+                     args.coroutines)
     if args.json:
         print(json.dumps(result))
         return
     way = "the direct path" if result["direct"] else "litellm.completion"
     print(f"{result['calls']} calls of reference-http/golden through {way} from "
-          f"{result['threads']} thread(s): "
+          f"{result['threads']} {'coroutine' if result['coroutines'] else 'thread'}(s): "
           f"{result['cpu_ms_per_call']:.2f} ms CPU (user+sys) per call, "
           f"{result['wall_ms_per_call']:.2f} ms wall per call; "
           f"{result['litellm_logging_threads']} LiteLLM logging threads")

@@ -19,12 +19,15 @@ without cookies never use. The figures behind both: docs/performance.md.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
 import httpx
 
 from pipeline.models import lean_http
+from pipeline.models.loop_http import LoopTransport
+from pipeline.runtime.as_coroutine import in_coroutine
 
 
 class PerThreadTransport(httpx.BaseTransport):
@@ -34,18 +37,31 @@ class PerThreadTransport(httpx.BaseTransport):
         self._options = transport_options
         self._local = threading.local()
         self._every: list[httpx.BaseTransport] = []
+        self._loops: dict[asyncio.AbstractEventLoop, LoopTransport] = {}
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         return self.current().handle_request(request)
 
     def current(self) -> httpx.BaseTransport:
-        """The calling thread's transport (made on its first request)."""
+        """The calling thread's transport (made on its first request); in a trial run as a
+        coroutine, its event loop's (``pipeline.models.loop_http``) unless HTTP/2 is on."""
+        if not self._options.get("http2") and in_coroutine():
+            return self._loop_transport()
         transport: httpx.BaseTransport | None = getattr(self._local, "transport", None)
         if transport is None:
             transport = lean_http.transport(**self._options)
             self._local.transport = transport
             with self._lock:
+                self._every.append(transport)
+        return transport
+
+    def _loop_transport(self) -> httpx.BaseTransport:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            transport = self._loops.get(loop)
+            if transport is None:
+                transport = self._loops[loop] = LoopTransport(self._options.get("verify", True))
                 self._every.append(transport)
         return transport
 

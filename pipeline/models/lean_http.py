@@ -72,7 +72,7 @@ class LeanTransport(httpx.BaseTransport):
 
     def _connection(self, origin: Origin, timeout: float | None) -> http.client.HTTPConnection:
         kept = self._connections.get(origin)
-        if kept is not None and kept.sock is not None and not _readable(kept.sock):
+        if kept is not None and kept.sock is not None and not readable(kept.sock):
             return kept
         self._drop(origin)
         scheme, host, port = origin
@@ -126,7 +126,7 @@ def _send(connection: http.client.HTTPConnection, request: httpx.Request, body: 
         raise httpx.WriteError(str(exc), request=request) from exc
 
 
-def _readable(sock: socket.socket) -> bool:
+def readable(sock: socket.socket) -> bool:
     """An idle keep-alive socket that reads as readable was closed by the server (or sent
     something unasked): it is not used again."""
     readable, _, _ = select.select([sock], [], [], 0)

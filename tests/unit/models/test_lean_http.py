@@ -1,9 +1,11 @@
-"""``LeanTransport`` answers as httpx's own transport does: the same responses, the same reuse
-of a kept-alive connection, the same exception classes, over plain HTTP and TLS. A small
-server on 127.0.0.1 plays each behaviour; every request goes through both transports."""
+"""``LeanTransport`` (a trial thread's) and ``LoopTransport`` (a trial coroutine's, on its event
+loop) answer as httpx's own transport does: the same responses, the same reuse of a kept-alive
+connection, the same exception classes, over plain HTTP and TLS. A small server on 127.0.0.1
+plays each behaviour; every request goes through the three transports."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import gzip
 import ipaddress
@@ -17,6 +19,8 @@ import httpx
 import pytest
 
 from pipeline.models.lean_http import LeanTransport
+from pipeline.models.loop_http import LoopTransport
+from pipeline.runtime.as_coroutine import run_as_coroutine
 
 Answer = Callable[[bytes], bytes | None]
 """A request's bytes to the response's bytes; None drops the connection unanswered."""
@@ -121,10 +125,27 @@ def serve() -> Iterator[Callable[..., Server]]:
         server.close()
 
 
+class InCoroutine(httpx.Client):
+    """A client over ``LoopTransport`` whose every request is sent from a trial coroutine."""
+
+    def __init__(self, verify: ssl.SSLContext | bool) -> None:
+        super().__init__(transport=LoopTransport(verify))
+        self._loop = asyncio.new_event_loop()
+
+    def send(self, request: httpx.Request, **options: object) -> httpx.Response:
+        return self._loop.run_until_complete(run_as_coroutine(
+            lambda: httpx.Client.send(self, request, **options)))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self._loop.run_until_complete(run_as_coroutine(super().close))
+        self._loop.close()
+
+
 def both(verify: ssl.SSLContext | bool = True) -> list[httpx.Client]:
-    """httpx's client over its own transport, and over ``LeanTransport``."""
+    """httpx's client over its own transport, over ``LeanTransport``, and over
+    ``LoopTransport`` in a trial coroutine."""
     return [httpx.Client(transport=httpx.HTTPTransport(verify=verify)),
-            httpx.Client(transport=LeanTransport(verify))]
+            httpx.Client(transport=LeanTransport(verify)), InCoroutine(verify)]
 
 
 def reading(response: httpx.Response) -> tuple[int, str, list[tuple[str, str]], bytes]:
@@ -141,11 +162,11 @@ def test_answers_and_keeps_the_connection_as_httpx_does(serve: Callable[..., Ser
             first = client.post(server.url(), content=b'{"q": 1}', headers={"x-k": "v"})
             second = client.post(server.url(), json={"q": 2})
             readings.append((reading(first), reading(second)))
-    assert readings[0] == readings[1]
+    assert readings[0] == readings[1] == readings[2]
     assert readings[1][1][3] == b'{"ok": true}' and readings[1][1][0] == 200
-    assert server.connections == 2  # one kept-alive connection per client
-    assert server.requests[0] == server.requests[2]  # the same bytes on the wire
-    assert server.requests[3].endswith(b'{"q":2}')
+    assert server.connections == 3  # one kept-alive connection per client
+    assert server.requests[0] == server.requests[2] == server.requests[4]  # the same bytes
+    assert server.requests[3].endswith(b'{"q":2}') and server.requests[5] == server.requests[3]
 
 
 def test_chunked_gzipped_and_error_bodies_read_the_same(serve: Callable[..., Server]) -> None:
@@ -154,17 +175,17 @@ def test_chunked_gzipped_and_error_bodies_read_the_same(serve: Callable[..., Ser
                b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
     answers = iter([_response("200 OK", packed, "Content-Encoding: gzip"), chunked,
                     _response("429 Too Many Requests", b'{"error": "slow down"}',
-                              "Retry-After: 2")] * 2)
+                              "Retry-After: 2")] * 3)
     server = serve(lambda request: next(answers))
     readings = []
     for client in both():
         with client:
             readings.append([reading(client.get(server.url())) for _ in range(3)])
-    assert readings[0] == readings[1]
+    assert readings[0] == readings[1] == readings[2]
     gzipped, parts, limited = readings[1]
     assert gzipped[3] == b"hello " * 1000 and parts[3] == b"hello world"
     assert limited[:2] == (429, "Too Many Requests") and ("retry-after", "2") in limited[2]
-    assert server.connections == 2
+    assert server.connections == 3
 
 
 def test_a_closed_or_idle_closed_connection_is_replaced(serve: Callable[..., Server]) -> None:
@@ -176,7 +197,7 @@ def test_a_closed_or_idle_closed_connection_is_replaced(serve: Callable[..., Ser
             assert client.get(server.url()).content == b"y"  # a new connection
             server.hang_up()  # the server closes the idle kept-alive connection
             assert client.get(server.url()).content == b"y"
-    assert server.connections == 6
+    assert server.connections == 9
 
 
 def _failure(client: httpx.Client, url: str, timeout: float = 5.0) -> str:
@@ -196,7 +217,7 @@ def test_failures_raise_the_same_exceptions(serve: Callable[..., Server]) -> Non
     seen = [(_failure(a, closed), _failure(b, dropped.url()), _failure(c, silent.url(), 0.3),
              _failure(d, half.url()))
             for a, b, c, d in zip(both(), both(), both(), both(), strict=True)]
-    assert seen[0] == seen[1] == (
+    assert seen[0] == seen[1] == seen[2] == (
         "ConnectError", "RemoteProtocolError", "ReadTimeout", "RemoteProtocolError")
 
 
@@ -236,4 +257,4 @@ def test_tls_is_verified_as_httpx_verifies_it(serve: Callable[..., Server],
     for client in both(trusting):
         with client:
             assert client.get(server.url()).content == b"secret"
-    assert [_failure(client, server.url()) for client in both()] == ["ConnectError"] * 2
+    assert [_failure(client, server.url()) for client in both()] == ["ConnectError"] * 3
