@@ -40,8 +40,9 @@ Loopback only: when ``unshare -rn`` works the whole benchmark re-runs itself in 
 network namespace whose only interface is ``lo`` (Inspect is installed before that). Options:
 ``--quick`` (a smoke run of the HTTP path: ``up``, ``warm`` and ``many@C`` of 20 trials),
 ``--trials``, ``--in-flight``, ``--with-inspect``, ``--latency``, ``--latency-trials``,
-``--no-namespace``, ``--json`` and ``--new-machine`` (the cold run without the machine's
-migrated Prefect template).
+``--no-namespace``, ``--json``, ``--new-machine`` (the cold run without the machine's
+migrated Prefect template) and ``--trials-as coroutines`` (agentsweep's trials as coroutines in
+their workers: ``agentsweep run --trials-as``).
 """
 
 from __future__ import annotations
@@ -129,8 +130,10 @@ FIRST_TRIAL_SQL = ("select epoch(min(started_at)), epoch(arg_min(finished_at, st
 class Agentsweep:
     """``agentsweep`` commands in one home with its own Ray temp dir."""
 
-    def __init__(self, work: Path, label: str, api_base: str, new_machine: bool = False) -> None:
+    def __init__(self, work: Path, label: str, api_base: str, new_machine: bool = False,
+                 trials_as: str = "threads") -> None:
         self.name = "agentsweep"
+        self.trials_as = trials_as
         self.new_machine = new_machine
         self.home = work / f"home-{label}"
         self.ray_tmp = tempfile.mkdtemp(prefix=f"asw-{label}-", dir="/tmp")  # short socket paths
@@ -157,7 +160,7 @@ class Agentsweep:
         result = self.command(
             "run", "--model", model, *endpoint, "--suite", str(SUITE), "--scenario", SCENARIO,
             "--memory-mode", "chat", "--repeats", str(trials), "--max-in-flight",
-            str(in_flight), "--run-id", run_id)
+            str(in_flight), "--run-id", run_id, "--trials-as", self.trials_as)
         self._first_trial(result, run_id, started)
         if self.phases.exists():
             for line in self.phases.read_text().splitlines():
@@ -243,12 +246,13 @@ def _inspect_players(work: Path, api_base: str, python: Path) -> dict[str, Playe
 
 
 def benchmark(trials: int, in_flights: list[int], inspect_python: Path | None,
-              quick: bool = False, new_machine: bool = False) -> Results:
+              quick: bool = False, new_machine: bool = False,
+              trials_as: str = "threads") -> Results:
     work = Path(tempfile.mkdtemp(prefix="asw-sbs-", dir="/tmp"))
     server = ReferenceServer(work)
     results: Results = {"agentsweep": {}, "Inspect": {}}
-    cold = Agentsweep(work, "cold", server.api_base, new_machine)
-    warm = Agentsweep(work, "warm", server.api_base)
+    cold = Agentsweep(work, "cold", server.api_base, new_machine, trials_as)
+    warm = Agentsweep(work, "warm", server.api_base, trials_as=trials_as)
     players: dict[str, dict[str, Player]] = {"agentsweep": {
         "cold": cold.run, "http": warm.run,
         "in-process": lambda t, c: warm.run(t, c, IN_PROCESS_MODEL)}}
@@ -329,6 +333,8 @@ def _arguments() -> argparse.Namespace:
                         help="the cold run without the machine's migrated Prefect template")
     parser.add_argument("--no-namespace", action="store_true",
                         help="do not run in a loopback-only network namespace")
+    parser.add_argument("--trials-as", choices=("threads", "coroutines"), default="threads",
+                        help="how agentsweep's workers run the trials (its --trials-as)")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     return parser.parse_args()
 
@@ -358,7 +364,9 @@ def main() -> None:
     print(_machine(inside))
     if args.new_machine:
         print("cold run: as on a new machine (no migrated Prefect template to copy)")
-    results = benchmark(trials, in_flights, inspect_python, args.quick, args.new_machine)
+    print(f"agentsweep's trials run as {args.trials_as}")
+    results = benchmark(trials, in_flights, inspect_python, args.quick, args.new_machine,
+                        args.trials_as)
     report(results, trials, in_flights, NOTES)
     latency = latency_bound(args.latency_trials) if args.latency else []
     print_latency(latency)

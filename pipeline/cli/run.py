@@ -64,6 +64,7 @@ class RunOptions:
     ray_address: str | None = None
     max_in_flight: int | None = None
     in_flight_per_node: int | None = None
+    trials_as: str | None = None
     timeout_s: float | None = None
     spec: Path | None = None
     append: bool = False
@@ -75,7 +76,7 @@ class RunOptions:
     def grid_given(self) -> bool:
         grid = (self.suite, self.catalog, self.scenario, self.model, self.prompt,
                 self.memory_mode, self.temperature, self.seed, self.max_in_flight,
-                self.in_flight_per_node,
+                self.in_flight_per_node, self.trials_as,
                 self.api_base, self.timeout_s, self.tools, self.user_model,
                 self.user_max_turns, self.agent, self.agent_turn_timeout_s)
         return any(v not in (None, []) for v in grid)
@@ -128,6 +129,7 @@ def _grid_args(options: RunOptions) -> dict[str, Any]:
                        ("run_id", options.run_id), ("repeats", options.repeats),
                        ("max_in_flight", options.max_in_flight),
                        ("in_flight_per_node", options.in_flight_per_node),
+                       ("trials_as", options.trials_as),
                        ("tools", options.tools),
                        ("user_model", options.user_model),
                        ("user_max_turns", options.user_max_turns),

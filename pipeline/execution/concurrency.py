@@ -32,6 +32,7 @@ from pipeline.execution.rate_limits import LIMITER_NAMESPACE, RateRef
 from pipeline.models.config import ModelConfig
 from pipeline.models.faults import FaultProfile
 from pipeline.models.providers import provider_of
+from pipeline.runtime.as_coroutine import in_coroutine, pause, wait_for, wait_on_ray
 
 
 def group_of(model: str) -> str:
@@ -158,6 +159,8 @@ class PermitPool:
         self._get = get  # ray.get (injectable for tests)
         self._linger_s = linger_s
         self._cond = threading.Condition()
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+        """Trial coroutines waiting for a permit (pipeline.runtime.as_coroutine)."""
         self._free: list[float] = []  # when each free permit was released; newest last
         self._fetching = False
         self._reaper: threading.Thread | None = None
@@ -165,28 +168,46 @@ class PermitPool:
         self.round_trips = 0
 
     def acquire(self) -> None:
-        with self._cond:
-            while not self._free and self._fetching:
-                self._cond.wait()
-            if self._free:
-                self._free.pop()  # the newest: old ones may expire back to the actor
-                return
-            self._fetching = True
+        """A permit for the calling thread or trial coroutine (which waits on its event loop,
+        not on the thread)."""
+        while True:
+            with self._cond:
+                if self._free:
+                    self._free.pop()  # the newest: old ones may expire back to the actor
+                    return
+                if not self._fetching:
+                    self._fetching = True
+                    break
+                if not in_coroutine():
+                    self._cond.wait()
+                    continue
+                loop = asyncio.get_running_loop()
+                woken = loop.create_future()
+                self._waiters.append((loop, woken))
+            wait_for(woken)
         granted = False
-        try:
-            self._get(self._limiter.acquire.remote(self._holder))  # waits at the global limit
+        try:  # waits at the global limit
+            wait_on_ray(self._limiter.acquire.remote(self._holder), self._get)
             granted = True
         finally:
             with self._cond:
                 self._fetching = False
                 self.leased += granted
                 self.round_trips += 1
-                self._cond.notify()  # the next waiter takes a free permit or fetches
+                self._wake_one()  # the next waiter takes a free permit or fetches
+
+    def _wake_one(self) -> None:
+        """Wake a waiting thread and a waiting coroutine (the lock held): whichever comes
+        first takes the permit, the other waits again."""
+        self._cond.notify()
+        if self._waiters:
+            loop, woken = self._waiters.popleft()
+            loop.call_soon_threadsafe(_settle, woken)
 
     def release(self) -> None:
         with self._cond:
             self._free.append(time.monotonic())
-            self._cond.notify()
+            self._wake_one()
             if self._reaper is None:
                 self._reaper = threading.Thread(target=self._reap, daemon=True,
                                                 name="permit-reaper")
@@ -285,7 +306,7 @@ class CallGate:
     def _take(self, rate: RateRef, estimate: Callable[[], int]) -> int:
         """Wait for the group's rate limiter to grant one call of ``estimate()`` tokens."""
         tokens = estimate()
-        self._ray_get()(rate.handle.acquire.remote(tokens))
+        wait_on_ray(rate.handle.acquire.remote(tokens), self._ray_get())
         return tokens
 
     def _ray_get(self) -> Callable[..., Any]:
@@ -294,6 +315,11 @@ class CallGate:
 
             self.get = ray.get
         return self.get
+
+
+def _settle(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 def _corrector(rate: RateRef, counted: int) -> Callable[[int | None], None]:
@@ -307,7 +333,7 @@ def _corrector(rate: RateRef, counted: int) -> Callable[[int | None], None]:
 def _inject(profile: FaultProfile, rng: random.Random) -> None:
     """Apply one fault decision the way the reference HTTP server would (without the wire)."""
     decision = profile.decide(rng)
-    time.sleep(decision.delay_s)
+    pause(decision.delay_s)
     if decision.kind == "rate_limit":
         raise InfraError("rate_limit", "injected rate limit", profile.retry_after_s)
     if decision.kind == "server_error":

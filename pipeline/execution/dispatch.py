@@ -135,6 +135,9 @@ class ExecuteOptions:
     trial_runner: TrialRunner | None = None
     """Benchmarks only (benchmarks/night_drill.py): the trial's body replaced, to measure the
     pipeline's own cost per trial. No command, spec or flow sets it."""
+    coroutines: bool = False
+    """Trials of the built-in agent run as coroutines in their workers
+    (``SweepConfig.trials_as``), not a thread each."""
 
 
 
@@ -201,7 +204,8 @@ class Execution:
         self.parts = options.parts
         self.on_part = options.on_part
         self.on_outcome = options.on_outcome
-        self.packer = Packer(Plan(ctx, gates, options.parts, options.trial_runner))
+        self.packer = Packer(Plan(ctx, gates, options.parts, options.trial_runner,
+                                  options.coroutines))
         mark("starting workers")
         self.pool = hooks.start_pool()
         if self.pool.preloaded():  # the import started with the services: no trial waits for it

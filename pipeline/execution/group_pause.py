@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import InfraError
+from pipeline.runtime.as_coroutine import pause
 
 PAUSING_KINDS = frozenset({"rate_limit", "overloaded"})
 """Infrastructure error kinds that pause their provider group."""
@@ -80,9 +81,10 @@ class PauseBook:
 
 
 class ProcessPauses:
-    """A worker process's pauses, shared by its trial threads."""
+    """A worker process's pauses, shared by its trials (a trial coroutine waits out a pause on
+    its event loop: ``as_coroutine.pause``)."""
 
-    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, sleep: Callable[[float], None] = pause) -> None:
         self._book = PauseBook()
         self._lock = threading.Lock()
         self._sleep = sleep

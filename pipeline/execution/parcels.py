@@ -67,6 +67,9 @@ class Plan:
     driver)."""
     trial_runner: TrialRunner | None = None
     """Benchmarks only: what runs a trial in place of ``run_trial`` (``ExecuteOptions``)."""
+    coroutines: bool = False
+    """Trials of the built-in agent run as coroutines on the worker's event loop
+    (pipeline.runtime.as_coroutine), not in its trial threads."""
 
 
 TrialRunner = Callable[[TrialSpec, RunContext, str], TrialResult | Awaitable[TrialResult]]

@@ -3,9 +3,11 @@
 The driver starts attempts in batches (``start``: whatever it dispatched in one round) and
 collects what finished with one long poll per worker (``poll``), so its cost per trial does not
 grow with the number in flight: it waits on one reference per worker, not one per trial. A
-trial's body runs in one of the worker's trial threads (``threads`` of them); a coroutine body
-(a benchmark's stub, pipeline.execution.parcels.TrialRunner) runs as a task on the worker's
-event loop instead, so ten thousand can wait at once without a thread each.
+trial's body runs in one of the worker's trial threads (``threads`` of them), or, when its
+plan says so (``SweepConfig.trials_as``), as a coroutine on the worker's event loop
+(pipeline.runtime.as_coroutine: the built-in agent's trials, its model calls' waits handed to
+the loop), so ten thousand can wait at once without a thread each; a coroutine body (a
+benchmark's stub, pipeline.execution.parcels.TrialRunner) runs on that loop too.
 
 A final attempt's rows stay in the worker and are staged as parts (pipeline.execution.parts);
 the driver gets its ``Outcome``. ``run`` runs one attempt and returns its output directly.
@@ -29,6 +31,7 @@ from pipeline.execution.concurrency import CallGate
 from pipeline.execution.outcome import Outcome
 from pipeline.execution.parcels import CompactSpec, Holder, Parcel, Plan
 from pipeline.execution.parts import Flushed, PartBuffer, PartsConfig
+from pipeline.runtime.as_coroutine import off_loop, run_as_coroutine
 from pipeline.trial.run import RunContext, TrialResult, harness_failure, run_trial
 from pipeline.trial.spec import TrialSpec
 
@@ -114,6 +117,11 @@ class TrialWorker:
         """Attempts this worker runs now (0: a warm pool no run uses may be retired)."""
         return self._running
 
+    def trial_threads(self) -> int:
+        """Trial threads this worker has started (none while its trials ran as coroutines)."""
+        with self._running_lock:
+            return 0 if self._pool is None else len(self._pool._threads)
+
     def run(self, plan_id: str, compact: CompactSpec, attempt_key: str,
             parcel: Parcel | None = None) -> WorkerOutput:
         """Run one attempt (``attempt_key``: ``<trial id>:<number>``); ``parcel`` brings the
@@ -139,6 +147,10 @@ class TrialWorker:
             if _is_async(plan.trial_runner):
                 asyncio.run_coroutine_threadsafe(
                     self._run_async(plan_id, spec, plan, key), self._event_loop())
+            elif plan.coroutines and plan.trial_runner is None and spec.agent.builtin:
+                asyncio.run_coroutine_threadsafe(
+                    run_as_coroutine(self._run_and_finish, plan_id, spec, plan, key),
+                    self._event_loop())
             else:
                 self._trial_threads().submit(self._run_and_finish, plan_id, spec, plan, key)
 
@@ -257,7 +269,7 @@ class TrialWorker:
             return WorkerOutput(result, retry_after_s)
         buffer = self._buffer(plan_id, plan.parts)
         outcome = buffer.add(result, int(attempt_key.rsplit(":", 1)[1]))
-        return WorkerOutput(None, retry_after_s, outcome, buffer.take())
+        return WorkerOutput(None, retry_after_s, outcome, off_loop(buffer.take))
 
     def _buffer(self, plan_id: str, config: PartsConfig) -> PartBuffer:
         with self._running_lock:

@@ -35,6 +35,8 @@ from pipeline.util.secrets import conceal, conceal_params
 from warehouse.location import Root, parse_location
 from warehouse.writer import RunId, validate_run_id
 
+TrialsAs = Literal["threads", "coroutines"]
+"""How a worker runs its trials (``SweepConfig.trials_as``)."""
 UnknownCost = Literal["refuse", "allow"]
 """What a spend cap does with a model of unknown cost: refuse the sweep before it starts
 (``refuse``, the default), or run it with such calls left out of the count (``allow``)."""
@@ -96,6 +98,11 @@ class SweepConfig(BaseModel):
         "run id, by trial id); none: the whole grid."))
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
+    trials_as: TrialsAs = Field(default="threads", description=(
+        "threads: each trial in a thread of its worker; coroutines: the built-in agent's "
+        "trials as coroutines on the worker's event loop, their waits (model calls over HTTP, "
+        "limits, pauses) handed to the loop: many more in flight at less CPU per call "
+        "(pipeline/runtime/as_coroutine.py). External agents run in threads either way."))
     in_flight_per_node: int | None = Field(default=None, ge=1, description=(
         "Trials in flight per alive node of the cluster with a CPU, counted when the sweep "
         "starts; given, it replaces max_in_flight, so the limit grows with the cluster."))

@@ -179,7 +179,7 @@ def _check_reachable(model: str, api_base: str) -> None:
 OPTION_OF_FIELD = {"models": "--model", "memory_modes": "--memory-mode", "prompts": "--prompt",
                    "suites": "--suite", "scenarios": "--scenario", "catalogs": "--catalog",
                    "run_id": "--run-id", "max_in_flight": "--max-in-flight",
-                   "in_flight_per_node": "--in-flight-per-node",
+                   "in_flight_per_node": "--in-flight-per-node", "trials_as": "--trials-as",
                    "timeout_s": "--timeout-s", "tools": "--tools", "user_model": "--user-model",
                    "user_max_turns": "--user-max-turns", "agents": "--agent",
                    "agent_turn_timeout_s": "--agent-turn-timeout-s", "shard": "--shard"}

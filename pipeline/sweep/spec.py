@@ -37,7 +37,7 @@ from pipeline.catalog.plain import did_you_mean
 from pipeline.environment.sandbox import ToolsMode
 from pipeline.execution.retry import RetryPolicy
 from pipeline.models.config import ModelConfig
-from pipeline.sweep.config import CheckedRunId, SweepConfig, UnknownCost
+from pipeline.sweep.config import CheckedRunId, SweepConfig, TrialsAs, UnknownCost
 from pipeline.sweep.grid import BuiltinMemoryMode
 from pipeline.sweep.preflight import BadInput, option_error
 from pipeline.sweep.thresholds import Thresholds
@@ -94,6 +94,8 @@ class SweepSpec(BaseModel):
     flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
     """Finished trials are written at least this often (seconds)."""
     max_in_flight: int = Field(default=64, ge=1)
+    trials_as: TrialsAs = "threads"
+    """How workers run the trials: threads, or coroutines (``SweepConfig.trials_as``)."""
     in_flight_per_node: int | None = Field(default=None, ge=1)
     """Trials in flight per alive node with a CPU (the limit grows with the cluster); given,
     it replaces ``max_in_flight`` (giving both is refused)."""
@@ -208,6 +210,7 @@ def load_spec(path: Path, warehouse: Root, overrides: Mapping[str, Any] | None =
         "flush_interval_s": spec.flush_interval_s,
         "max_in_flight": spec.max_in_flight,
         "in_flight_per_node": spec.in_flight_per_node,
+        "trials_as": spec.trials_as,
         "trial_timeout_s": spec.trial_timeout_s,
         "ray_address": spec.ray_address,
         "warehouse": warehouse,

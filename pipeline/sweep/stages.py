@@ -407,7 +407,8 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
                                           open_only=config.resume),
             endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=on_tick,
             rates=rates_from(config.called_models()), spend=spend,
-            parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome)
+            parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome,
+            coroutines=config.trials_as == "coroutines")
         try:
             execute(specs, ctx, sink, in_flight_limit(ray, config), options=options,
                     on_attempt=sinks.on_attempt)

@@ -63,6 +63,10 @@ def run(
         "--ray-address", envvar="RAY_ADDRESS", help="Ray cluster; default a local Ray.")] = None,
     max_in_flight: Annotated[int | None, typer.Option(
         min=1, help="Trials in flight at once. Default: 64.")] = None,
+    trials_as: Annotated[str | None, typer.Option(
+        "--trials-as", help="threads (default): a thread per trial in its worker; coroutines: "
+        "the built-in agent's trials as coroutines on the worker's event loop (many more in "
+        "flight, less CPU per model call).")] = None,
     in_flight_per_node: Annotated[int | None, typer.Option(
         "--in-flight-per-node", min=1, help="Trials in flight per node of the Ray cluster "
         "(its alive nodes with a CPU, counted at the start) instead of --max-in-flight: the "
@@ -102,7 +106,7 @@ def run(
         user_model=user_model, user_max_turns=user_max_turns,
         api_base=api_base, temperature=temperature, seed=seed, run_id=run_id, resume=resume,
         shard=shard, ray_address=ray_address, max_in_flight=max_in_flight,
-        in_flight_per_node=in_flight_per_node, timeout_s=timeout_s,
+        in_flight_per_node=in_flight_per_node, trials_as=trials_as, timeout_s=timeout_s,
         spec=spec, append=append, junit=junit, max_cost_usd=max_cost_usd)
     code = main(options, Terminal(terminal.console, terminal.err_console))
     if code:

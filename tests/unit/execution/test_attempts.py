@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import threading
 import time
@@ -160,6 +161,50 @@ def test_permit_pools_share_the_global_limit_with_few_round_trips() -> None:
     time.sleep(0.3)  # idle permits linger 50 ms, then go back to the limiter
     assert sum(p.leased for p in pools) == 0
     assert all(limiter.semaphore.acquire(blocking=False) for _ in range(3))
+
+
+class _Lease:
+    """A limiter's answer as a Ray ref: ``future()`` done once the permit is granted."""
+
+    def __init__(self, semaphore: threading.BoundedSemaphore) -> None:
+        self.semaphore = semaphore
+
+    def acquire(self) -> bool:  # what get(ref) does, for threads
+        return self.semaphore.acquire()
+
+    def future(self) -> concurrent.futures.Future[bool]:
+        granted: concurrent.futures.Future[bool] = concurrent.futures.Future()
+        threading.Thread(target=lambda: granted.set_result(self.semaphore.acquire()),
+                         daemon=True).start()
+        return granted
+
+
+def test_trial_coroutines_wait_for_permits_on_their_loop_not_on_its_thread() -> None:
+    """Trials run as coroutines (pipeline.runtime.as_coroutine) share one thread: a trial
+    waiting for a permit must let the loop run the trial that will release one."""
+    from pipeline.runtime.as_coroutine import pause, run_as_coroutine
+
+    limiter = _FakeLimiter(3)
+    limiter.acquire = _Method(lambda holder: _Lease(limiter.semaphore))
+    pool = PermitPool(limiter, "worker-0", lambda ref: ref.acquire())
+    open_now = [0, 0]
+
+    def trial() -> None:
+        for _ in range(10):
+            pool.acquire()
+            open_now[0] += 1
+            open_now[1] = max(open_now[1], open_now[0])
+            pause(0.002)
+            open_now[0] -= 1
+            pool.release()
+
+    async def trials() -> None:
+        await asyncio.wait_for(asyncio.gather(*(run_as_coroutine(trial) for _ in range(50))),
+                               timeout=60)
+
+    asyncio.run(trials())
+    assert open_now == [0, 3]  # 500 calls, never more than the limit at once
+    assert pool.round_trips < 500 / 4  # permits passed from trial to trial in the process
 
 
 def test_limits_come_from_model_settings_by_provider_group() -> None:
