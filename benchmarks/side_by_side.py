@@ -41,8 +41,8 @@ network namespace whose only interface is ``lo`` (Inspect is installed before th
 ``--quick`` (a smoke run of the HTTP path: ``up``, ``warm`` and ``many@C`` of 20 trials),
 ``--trials``, ``--in-flight``, ``--with-inspect``, ``--latency``, ``--latency-trials``,
 ``--no-namespace``, ``--json``, ``--new-machine`` (the cold run without the machine's
-migrated Prefect template) and ``--trials-as coroutines`` (agentsweep's trials as coroutines in
-their workers: ``agentsweep run --trials-as``).
+migrated Prefect template) and ``--trials-as threads`` (agentsweep's trials in a thread each
+rather than as coroutines: ``agentsweep run --trials-as``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class Agentsweep:
     """``agentsweep`` commands in one home with its own Ray temp dir."""
 
     def __init__(self, work: Path, label: str, api_base: str, new_machine: bool = False,
-                 trials_as: str = "threads") -> None:
+                 trials_as: str = "coroutines") -> None:
         self.name = "agentsweep"
         self.trials_as = trials_as
         self.new_machine = new_machine
@@ -247,7 +247,7 @@ def _inspect_players(work: Path, api_base: str, python: Path) -> dict[str, Playe
 
 def benchmark(trials: int, in_flights: list[int], inspect_python: Path | None,
               quick: bool = False, new_machine: bool = False,
-              trials_as: str = "threads") -> Results:
+              trials_as: str = "coroutines") -> Results:
     work = Path(tempfile.mkdtemp(prefix="asw-sbs-", dir="/tmp"))
     server = ReferenceServer(work)
     results: Results = {"agentsweep": {}, "Inspect": {}}
@@ -333,7 +333,7 @@ def _arguments() -> argparse.Namespace:
                         help="the cold run without the machine's migrated Prefect template")
     parser.add_argument("--no-namespace", action="store_true",
                         help="do not run in a loopback-only network namespace")
-    parser.add_argument("--trials-as", choices=("threads", "coroutines"), default="threads",
+    parser.add_argument("--trials-as", choices=("coroutines", "threads"), default="coroutines",
                         help="how agentsweep's workers run the trials (its --trials-as)")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     return parser.parse_args()

@@ -98,11 +98,11 @@ class SweepConfig(BaseModel):
         "run id, by trial id); none: the whole grid."))
     ray_address: str | None = None
     max_in_flight: int = Field(default=64, ge=1)
-    trials_as: TrialsAs = Field(default="threads", description=(
-        "threads: each trial in a thread of its worker; coroutines: the built-in agent's "
-        "trials as coroutines on the worker's event loop, their waits (model calls over HTTP, "
-        "limits, pauses) handed to the loop: many more in flight at less CPU per call "
-        "(pipeline/runtime/as_coroutine.py). External agents run in threads either way."))
+    trials_as: TrialsAs = Field(default="coroutines", description=(
+        "coroutines: the built-in agent's trials as coroutines on their worker's event loop, "
+        "their waits (model calls over HTTP, limits, pauses) handed to the loop: many more in "
+        "flight at less CPU per call (pipeline/runtime/as_coroutine.py); threads: each trial "
+        "in a thread of its worker. External agents run in threads either way."))
     in_flight_per_node: int | None = Field(default=None, ge=1, description=(
         "Trials in flight per alive node of the cluster with a CPU, counted when the sweep "
         "starts; given, it replaces max_in_flight, so the limit grows with the cluster."))

@@ -94,8 +94,8 @@ class SweepSpec(BaseModel):
     flush_interval_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
     """Finished trials are written at least this often (seconds)."""
     max_in_flight: int = Field(default=64, ge=1)
-    trials_as: TrialsAs = "threads"
-    """How workers run the trials: threads, or coroutines (``SweepConfig.trials_as``)."""
+    trials_as: TrialsAs = "coroutines"
+    """How workers run the trials: coroutines, or threads (``SweepConfig.trials_as``)."""
     in_flight_per_node: int | None = Field(default=None, ge=1)
     """Trials in flight per alive node with a CPU (the limit grows with the cluster); given,
     it replaces ``max_in_flight`` (giving both is refused)."""

@@ -64,9 +64,9 @@ def run(
     max_in_flight: Annotated[int | None, typer.Option(
         min=1, help="Trials in flight at once. Default: 64.")] = None,
     trials_as: Annotated[str | None, typer.Option(
-        "--trials-as", help="threads (default): a thread per trial in its worker; coroutines: "
-        "the built-in agent's trials as coroutines on the worker's event loop (many more in "
-        "flight, less CPU per model call).")] = None,
+        "--trials-as", help="coroutines (default): the built-in agent's trials as coroutines on "
+        "their worker's event loop (many in flight, less CPU per model call); threads: a "
+        "thread per trial.")] = None,
     in_flight_per_node: Annotated[int | None, typer.Option(
         "--in-flight-per-node", min=1, help="Trials in flight per node of the Ray cluster "
         "(its alive nodes with a CPU, counted at the start) instead of --max-in-flight: the "
