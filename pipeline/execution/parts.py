@@ -135,14 +135,22 @@ class PartBuffer:
                 self._since = self.clock()
         return outcome
 
+    def due(self) -> bool:
+        """Whether ``take`` would write a part now."""
+        with self._lock:
+            return self._due(force=False)
+
+    def _due(self, force: bool) -> bool:
+        return bool(self._outcomes) and (
+            force or len(self._outcomes) >= self.config.batch_size
+            or (self._since is not None
+                and self.clock() - self._since >= self.config.flush_interval_s))
+
     def take(self, force: bool = False) -> Flushed:
         """Write a part if one is due (``force``: whatever is buffered); the parts written and
         not yet reported, and the first write failure, each reported once."""
         with self._lock:
-            due = bool(self._outcomes) and (
-                force or len(self._outcomes) >= self.config.batch_size
-                or (self._since is not None
-                    and self.clock() - self._since >= self.config.flush_interval_s))
+            due = self._due(force)
             rows, outcomes = (self._rows, self._outcomes) if due else ({}, [])
             if due:
                 self._rows, self._outcomes, self._since = {}, [], None

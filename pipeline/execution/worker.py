@@ -269,7 +269,8 @@ class TrialWorker:
             return WorkerOutput(result, retry_after_s)
         buffer = self._buffer(plan_id, plan.parts)
         outcome = buffer.add(result, int(attempt_key.rsplit(":", 1)[1]))
-        return WorkerOutput(None, retry_after_s, outcome, off_loop(buffer.take))
+        flushed = off_loop(buffer.take) if buffer.due() else buffer.take()  # a part's write
+        return WorkerOutput(None, retry_after_s, outcome, flushed)
 
     def _buffer(self, plan_id: str, config: PartsConfig) -> PartBuffer:
         with self._running_lock:
