@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from pipeline.errors import AgentError, ConfigError, InfraError, InfraErrorKind
@@ -22,6 +23,7 @@ from pipeline.models.litellm_overhead import pricing_options, quiet_call, quiet_
 from pipeline.models.providers import ModelProvider, install_providers, provider_for, resolve_route
 from pipeline.models.routes import CALL_TAG_KEY, ModelRoute
 from pipeline.models.token_estimate import estimate_tokens, reported_tokens
+from pipeline.runtime.as_coroutine import off_loop
 from pipeline.util.redact import redact
 
 
@@ -198,11 +200,10 @@ class LiteLLMClient:
             try:
                 if direct is not None:
                     response = direct.complete(messages, kwargs)
-                else:
-                    with quiet_call(litellm, kwargs):
-                        response = litellm.completion(model=route.litellm_model,
-                                                      messages=messages, num_retries=0,
-                                                      **kwargs)
+                else:  # LiteLLM's own handler may not send through our HTTP client: in a
+                    # trial coroutine its wait goes to a thread, never onto the loop
+                    response = off_loop(partial(_completion, litellm, route.litellm_model,
+                                                messages, kwargs))
             except Exception as exc:  # classified below; anything unknown re-raises
                 raise classify(litellm, exc, provider) from exc
             latency_ms = (time.perf_counter() - started) * 1000
@@ -224,6 +225,12 @@ class LiteLLMClient:
                                         prepared.options, prepared.metadata)
             self._direct_known = True
         return self._direct if self._direct is not None and usable(litellm) else None
+
+
+def _completion(litellm: Any, model: str, messages: list[dict[str, Any]],
+                kwargs: dict[str, Any]) -> Any:
+    with quiet_call(litellm, kwargs):
+        return litellm.completion(model=model, messages=messages, num_retries=0, **kwargs)
 
 
 def _estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

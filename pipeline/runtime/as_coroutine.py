@@ -16,8 +16,10 @@ blocks the loop, and its trials wait their turn (slower, never wrong).
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import greenlet
@@ -59,12 +61,24 @@ def wait_for(awaitable: Awaitable[T]) -> T:
     return result
 
 
+BLOCKING_THREADS = 1024
+"""Threads at most for blocking work handed off by trial coroutines (made as needed): one per
+such call in flight, so a call that waits long (a provider's answer) holds up no other."""
+_blocking: ThreadPoolExecutor | None = None
+_blocking_lock = threading.Lock()
+
+
 def off_loop(fn: Callable[[], T]) -> T:
-    """``fn()``, in a thread of the loop's executor when called in a trial coroutine (work that
-    blocks: a part's encoding and write), so the loop's other trials go on meanwhile."""
-    if in_coroutine():
-        return wait_for(asyncio.get_running_loop().run_in_executor(None, fn))
-    return fn()
+    """``fn()``, in a thread of its own when called in a trial coroutine (work that blocks: a
+    part's encoding and write, a model call LiteLLM sends itself), so the loop's other trials
+    go on meanwhile; else right here."""
+    if not in_coroutine():
+        return fn()
+    global _blocking
+    with _blocking_lock:
+        if _blocking is None:
+            _blocking = ThreadPoolExecutor(BLOCKING_THREADS, thread_name_prefix="blocking")
+    return wait_for(asyncio.get_running_loop().run_in_executor(_blocking, fn))
 
 
 def wait_on_ray(ref: Any, get: Callable[[Any], Any]) -> Any:
