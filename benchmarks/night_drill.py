@@ -8,9 +8,12 @@ checks included, so encoding and writing cost what they cost), renamed to its ow
 
 Reports driver CPU per trial, worker CPU per trial (the TrialWorker processes), Ray's other
 processes, trials/s, the most trials in flight, S3 requests per trial (``--s3``: a moto server
-on loopback, its requests recorded), the peak RSS of the driver and of the workers, and checks
-that every trial landed once. The last line is ``driver_ms_per_trial=X worker_ms_per_trial=Y
-trials_per_s=Z in_flight_max=K s3_requests_per_trial=R``.
+on loopback, its requests recorded), the peak RSS of the driver and of the workers, the
+driver's RSS at each quarter of the trials (``--trace-memory``: what its Python allocations
+grew by in the third quarter), and checks that every trial landed once. The driver takes its
+specs from the plan's lazy walk of the grid, as ``agentsweep run`` does, so its memory is what
+a driver holds for the trials in flight. The last line is ``driver_ms_per_trial=X
+worker_ms_per_trial=Y trials_per_s=Z in_flight_max=K s3_requests_per_trial=R``.
 
 ``--driver-writes`` takes the path before workers wrote their parts: every result goes back to
 the driver, which encodes and writes the batches itself.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -27,7 +31,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +46,7 @@ from pipeline.runtime import hygiene  # noqa: E402
 hygiene.apply()
 os.environ.setdefault("AGENTSWEEP_PROGRESS", "0")
 
-from benchmarks.throughput import CpuMeter, peak_rss_mib, worker_pids  # noqa: E402
+from benchmarks.throughput import CpuMeter, peak_rss_mib, rss_mib, worker_pids  # noqa: E402
 
 SUITE = REPO / "catalogs" / "meeting_rooms" / "suites" / "intent_change.jsonl"
 RUN_ID = "night"
@@ -77,7 +81,9 @@ class AsyncStubTrial(StubTrial):
         return self.renamed(spec, ctx, node_id)
 
 
-def _specs(root: Any, trials: int) -> list[Any]:
+def _pending(root: Any, trials: int) -> Any:
+    """The plan's lazy walk of a grid of at least ``trials`` (pipeline.sweep.pending), as
+    ``agentsweep run`` hands it to the driver: no spec is held beyond those in flight."""
     from pipeline.catalog import load_suite
     from pipeline.sweep.config import SweepConfig
     from pipeline.sweep.stages import plan
@@ -85,7 +91,62 @@ def _specs(root: Any, trials: int) -> list[Any]:
     repeats = -(-trials // len(load_suite(SUITE).scenarios))
     config = SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=RUN_ID, warehouse=root,
                          repeats=repeats)
-    return plan(config).pending[:trials]
+    return plan(config).pending
+
+
+class Taken:
+    """The first ``limit`` specs of ``specs``, counted as the driver takes them."""
+
+    def __init__(self, specs: Iterable[Any], limit: int) -> None:
+        self._specs = itertools.islice(specs, limit)
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for spec in self._specs:
+            self.count += 1
+            yield spec
+
+
+class DriverMemory:
+    """The driver's resident memory as the trials go: sampled at each tick of the loop with
+    the trials taken so far, at each quarter of ``trials``. ``trace``: Python's allocations
+    (tracemalloc, started at the first quarter, when the trials in flight are a full loop's)
+    compared between the second quarter and the third, the tracebacks that grew most (slow:
+    a diagnosis, not a measure)."""
+
+    def __init__(self, taken: Taken, trials: int, trace: bool) -> None:
+        self.taken = taken
+        self.marks = [trials * q // 4 for q in (1, 2, 3)]
+        self.rss_mib: dict[str, float] = {}
+        self.trace = trace
+        self.second: Any = None
+        self.grew: list[str] = []
+
+    def tick(self) -> None:
+        while self.marks and self.taken.count >= self.marks[0]:
+            mark = self.marks.pop(0)
+            self.rss_mib[str(mark)] = round(rss_mib(os.getpid()), 1)
+            if self.trace:
+                self._trace(3 - len(self.marks))
+
+    def end(self) -> None:
+        """After the last trial (its rows committed)."""
+        self.rss_mib[str(self.taken.count)] = round(rss_mib(os.getpid()), 1)
+
+    def _trace(self, quarter: int) -> None:
+        import tracemalloc
+
+        if quarter == 1:
+            tracemalloc.start(12)
+        elif quarter == 2:
+            self.second = tracemalloc.take_snapshot()
+        else:
+            grew = tracemalloc.take_snapshot().compare_to(self.second, "traceback")
+            self.grew = [f"{s.size_diff / 1024:.0f} KiB, {s.count_diff:+d} blocks: "
+                         + " < ".join(f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}"
+                                      for f in reversed(s.traceback[-6:]))
+                         for s in grew[:15]]
+            tracemalloc.stop()
 
 
 def _template(spec: Any) -> Any:
@@ -146,9 +207,11 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
     recording = scratch / "s3-requests.jsonl"
     with _bucket(args.s3, recording) as endpoint:
         root = parse_location("s3://night/warehouse") if endpoint else scratch / "warehouse"
-        specs = _specs(root, args.trials)
-        stub = (StubTrial if args.threads else AsyncStubTrial)(_template(specs[0]),
+        pending = _pending(root, args.trials)
+        stub = (StubTrial if args.threads else AsyncStubTrial)(_template(pending[0]),
                                                                args.latency_ms / 1000)
+        specs = Taken(pending, args.trials)
+        memory = DriverMemory(specs, args.trials, args.trace_memory)
         watch = InFlight()
         with ray_session(num_cpus=2) as ray:
             pool = sized_pool(ray, args.in_flight, args.workers)
@@ -157,7 +220,12 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
             sink = BatchSink(WarehouseWriter(root, RUN_ID), args.batch_size)
             parts = None if args.driver_writes else PartsConfig.for_root(
                 root, RUN_ID, args.batch_size, 5.0, ray.get_runtime_context().get_node_id())
-            options = ExecuteOptions(workers=args.workers, on_tick=sink.flush_if_due,
+
+            def on_tick() -> None:
+                sink.flush_if_due()
+                memory.tick()
+
+            options = ExecuteOptions(workers=args.workers, on_tick=on_tick,
                                      parts=parts, on_part=sink.commit,
                                      on_outcome=sink.outcome, trial_runner=stub)
             if endpoint:
@@ -168,6 +236,7 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
                     options=options, on_attempt=sink.attempt)
             sink.flush()
             wall = time.monotonic() - started
+            memory.end()
             cpu = meter.used()
             if endpoint:
                 _recording(endpoint, "stop-recording")
@@ -176,7 +245,7 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
         landed = run_sql(root, "select count(*), count(distinct trial_id) from trials_all"
                          ).rows[0]
         requests = (sum(1 for _ in recording.open()) if recording.exists() else 0)
-    n = len(specs)
+    n = specs.count
     return {
         "trials": n, "landed": list(landed), "path": "driver" if args.driver_writes else "workers",
         "in_flight": args.in_flight, "latency_ms": args.latency_ms, "workers": workers,
@@ -185,6 +254,7 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_ms_per_trial": {k: round(1000 * v / n, 3) for k, v in cpu.items()},
         "in_flight_max": watch.most, "s3_requests": requests,
         "s3_requests_per_trial": round(requests / n, 4), "peak_rss": rss,
+        "driver_rss_mib": memory.rss_mib, "driver_grew": memory.grew,
         "statuses": sink.statuses, "load": os.getloadavg(),
     }
 
@@ -199,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--s3", action="store_true", help="a loopback S3 warehouse (moto)")
     parser.add_argument("--threads", action="store_true",
                         help="the stub waits in a trial thread (default: a task on the loop)")
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="trace the driver's allocations between the first and third "
+                             "quarters (slow)")
     parser.add_argument("--driver-writes", action="store_true",
                         help="the driver encodes and writes every batch (the path before)")
     args = parser.parse_args(argv)

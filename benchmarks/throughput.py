@@ -92,6 +92,16 @@ def peak_rss_mib(pid: int) -> float:
     return int(match.group(1)) / 1024 if match else 0.0
 
 
+def rss_mib(pid: int) -> float:
+    """A process's resident memory now (VmRSS), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            match = re.search(r"VmRSS:\s+(\d+) kB", handle.read())
+    except OSError:
+        return 0.0
+    return int(match.group(1)) / 1024 if match else 0.0
+
+
 def worker_pids() -> list[int]:
     return [p for p in descendants(os.getpid()) if cmdline(p).startswith("ray::TrialWorker")]
 
