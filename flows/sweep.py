@@ -11,10 +11,10 @@ progress goes to the flow run's log (``prefect flow-run logs``, the UI).
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-import duckdb
 from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State
@@ -22,13 +22,13 @@ from prefect.utilities.annotations import quote
 
 from pipeline.catalog.loader import bundled_suites
 from pipeline.execution.head import RayHeadLost
-from pipeline.execution.lease import LeaseHeld, LeaseLost
-from pipeline.execution.runlock import run_guard
+from pipeline.execution.lease import LeaseLost
+from pipeline.execution.runlock import RunLocked, run_guard
 from pipeline.runtime import prefect_api, stack
 from pipeline.runtime.flow_runs import interrupted_state, outcome_of
 from pipeline.runtime.phases import mark
-from pipeline.sweep.compaction import landed_excluded
 from pipeline.sweep.config import SweepConfig
+from pipeline.sweep.end_compaction import EndCompaction, compact_at_end
 from pipeline.sweep.handoff import Handed
 from pipeline.sweep.preflight import refuse_existing
 from pipeline.sweep.prepare import PreparedSweep
@@ -40,12 +40,12 @@ from pipeline.sweep.stages import (
     execute_plan,
     new_invocation_id,
     plan,
+    ray_connected,
     record_run,
     services_ahead,
     summarize,
 )
 from pipeline.trial.spec import AgentRef
-from warehouse.compact import CompactionError, compact_run
 from warehouse.diskspace import DiskFull
 from warehouse.store_retry import ObjectStoreUnavailable
 
@@ -67,19 +67,26 @@ def run_sweep(prepared: PreparedSweep, kind: RunKind) -> SweepOutcome:
     """The prepared sweep as a flow run named after its run id, under the run lock (a second
     driver of the same run id, or of the same shard, is refused; ``RunLocked``). A shard's
     driver compacts the run after it let its shard go, if no other driver runs the run then
-    (the last shard to end does)."""
+    (the last shard to end does), on the Ray the sweep ran on."""
     config = prepared.config
-    with run_guard(config.run_id, config.warehouse, shard=config.shard):
-        refuse_existing(config, prepared.append)  # again: another driver may just have run it
-        with services_ahead(config, prepared.plan), tags(*tags_of(config, kind)):
-            run_api = prefect_api.current()
-            if run_api is not None:  # started early (pipeline.runtime.prefect_api)
-                run_api.ready()
-            state = sweep_flow.with_options(flow_run_name=flow_run_name(config))(
-                config, Handed.of(config, prepared.plan), return_state=True)
-            outcome = cast(SweepOutcome, outcome_of(state))
-    if config.shard is not None and (outcome.stopped is None or not outcome.stopped.lost_work):
-        compact_if_alone(config)
+    with ExitStack() as ray_kept:
+        with run_guard(config.run_id, config.warehouse, shard=config.shard):
+            refuse_existing(config, prepared.append)  # again: another driver may just have run it
+            ray_kept.enter_context(services_ahead(config, prepared.plan))
+            try:
+                with tags(*tags_of(config, kind)):
+                    run_api = prefect_api.current()
+                    if run_api is not None:  # started early (pipeline.runtime.prefect_api)
+                        run_api.ready()
+                    state = sweep_flow.with_options(flow_run_name=flow_run_name(config))(
+                        config, Handed.of(config, prepared.plan), return_state=True)
+                    outcome = cast(SweepOutcome, outcome_of(state))
+            except BaseException:
+                ray_kept.close()  # its workers stop before the run's lock is given back
+                raise
+        if config.shard is not None and (outcome.stopped is None
+                                         or not outcome.stopped.lost_work):
+            outcome.compaction = compact_if_alone(config)
     return outcome
 
 
@@ -88,20 +95,39 @@ def flow_run_name(config: SweepConfig) -> str:
     return config.run_id if config.shard is None else f"{config.run_id}-shard-{config.shard.label}"
 
 
-def compact_if_alone(config: SweepConfig) -> None:
+def compact_if_alone(config: SweepConfig) -> EndCompaction | None:
     """The run compacted under its whole lock, unless another driver still runs a shard of it
     (then that driver compacts it when it ends)."""
-    from pipeline.sweep.compaction import compact_runs
-
+    logger = logging.getLogger(__name__)
     try:
-        done = compact_runs(config.warehouse, [config.run_id])
-    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError) as exc:
-        logging.getLogger(__name__).warning("the run was not compacted: %s",
-                                            str(exc).strip().split("\n")[0])
-        return
-    if done and done[0].refused:
-        logging.getLogger(__name__).info("run %s is compacted by its last driver: %s",
-                                         config.run_id, done[0].refused)
+        with run_guard(config.run_id, config.warehouse):
+            ended = compact_at_end(config.warehouse, config.run_id, _connected_ray())
+    except RunLocked as exc:
+        logger.info("run %s is compacted by its last driver: %s", config.run_id, exc)
+        return None
+    except (ObjectStoreUnavailable, OSError) as exc:  # its lock could not be taken
+        logger.warning("the run was not compacted: %s", str(exc).strip().split("\n")[0])
+        return None
+    _say_compaction(ended, logger)
+    return ended
+
+
+def _connected_ray() -> Any | None:
+    """The Ray this driver is connected to (the sweep's), or None."""
+    if not ray_connected():
+        return None
+    import ray
+
+    return ray
+
+
+def _say_compaction(ended: EndCompaction, logger: logging.Logger | logging.LoggerAdapter[Any]
+                    ) -> None:
+    if ended.failed is not None:
+        # the run is whole without it; a later compaction finishes it
+        logger.warning("the run was not compacted: %s", ended.failed)
+    if ended.handed_back is not None:
+        logger.info("run %s was compacted by its driver: %s", ended.run_id, ended.handed_back)
 
 
 @task(name="plan", cache_policy=NO_CACHE)
@@ -163,18 +189,13 @@ def record_task(config: SweepConfig, sweep_plan: SweepPlan, started_at: datetime
 
 
 @task(name="compact", cache_policy=NO_CACHE)
-def compact_task(config: SweepConfig, run_id: str) -> None:
-    """The run's part files rewritten as a few large sorted ones (warehouse.compact); the run
-    lock is held by ``run_sweep``; no step over what has landed runs beside it
-    (``landed_excluded``). A resume adds new parts beside the compacted files."""
-    try:
-        with landed_excluded(config.warehouse, run_id):
-            compact_run(config.warehouse, run_id)
-    except (CompactionError, DiskFull, ObjectStoreUnavailable, duckdb.Error, OSError,
-            LeaseHeld) as exc:
-        # the run is whole without it (compaction's reads and writes of a store away are
-        # not retried; `agentsweep warehouse vacuum` removes what it left)
-        get_run_logger().warning("the run was not compacted: %s", str(exc).strip().split("\n")[0])
+def compact_task(config: SweepConfig, run_id: str) -> EndCompaction:
+    """The run's part files rewritten as a few large sorted ones (warehouse.compact), in a Ray
+    task beside the driver (pipeline.sweep.end_compaction); the run lock is held by
+    ``run_sweep``. A resume adds new parts beside the compacted files."""
+    ended = compact_at_end(config.warehouse, run_id, _connected_ray())
+    _say_compaction(ended, get_run_logger())
+    return ended
 
 
 @task(name="summarize", cache_policy=NO_CACHE)
@@ -208,15 +229,16 @@ def _sweep(config: SweepConfig, handed: Handed[SweepPlan] | None) -> SweepOutcom
     executed = sum(statuses.values())
     columns: list[str] = []
     rows: list[tuple[object, ...]] = []
+    compaction: EndCompaction | None = None
     try:
         # A full disk has no room for the finish record, nor a lost run; a spend cap has both.
         if stopped is None or not stopped.lost_work:
             record_task(config, quoted, started_at, executed, invocation)
             if config.shard is None:  # a shard's: after its lock is given back (run_sweep)
-                compact_task(config, sweep_plan.run_id)
+                compaction = compact_task(config, sweep_plan.run_id)
         if stopped is None or stopped.readable:
             columns, rows = summarize_task(config, sweep_plan.run_id)
     except ObjectStoreUnavailable as exc:  # every trial is written; the finish record is not
         stopped = _store_stop(exc, lost_work=False)
     return SweepOutcome(sweep_plan.run_id, sweep_plan.grid_size, executed, sweep_plan.skipped,
-                        statuses, columns, rows, stopped, sweep_plan.elsewhere)
+                        statuses, columns, rows, stopped, sweep_plan.elsewhere, compaction)

@@ -4,7 +4,8 @@ of what has landed in a running run.
 The rewrite and the swap are ``warehouse.compact``; this adds the rule that a run is never
 compacted while a driver runs it: the run's lock (``pipeline.execution.runlock``) is taken for
 the time of its compaction, and a run whose lock is held is refused, not waited for. The end of
-a sweep compacts its run inside the lock it already holds (``flows.sweep``).
+a sweep compacts its run inside the lock it already holds (``flows.sweep``), in a Ray task
+(``pipeline.sweep.end_compaction``).
 
 A step over what has landed (``warehouse.compact_landed``) takes no run lock. On a folder its
 lock file serialises it with other steps and with the run's compaction; on object storage the

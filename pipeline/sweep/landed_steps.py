@@ -74,10 +74,17 @@ class LandedSteps:
                      f"{str(exc).strip().splitlines()[-1]}")
 
     def _submit(self) -> Any:
-        options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0}
-        if self.node_id is not None:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        return self.ray.remote(_step).options(**step_options(self.node_id)).remote(
+            str(self.root), self.run_id)
 
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.node_id,
-                                                                            soft=False)
-        return self.ray.remote(_step).options(**options).remote(str(self.root), self.run_id)
+
+def step_options(node_id: str | None) -> dict[str, Any]:
+    """The Ray options of a compaction step: no CPU reserved (it must not wait behind the
+    trials), never retried by Ray (a failed step leaves the run as it was), and pinned to
+    ``node_id`` when given (the node whose disk holds a folder warehouse)."""
+    options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0}
+    if node_id is not None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    return options

@@ -26,6 +26,7 @@ from pipeline.models.routes import ModelRoute
 from pipeline.runtime.phases import mark
 from pipeline.sweep.config import SweepConfig, config_json, upgrade_recorded
 from pipeline.sweep.done import NOTHING_DONE, done_trials
+from pipeline.sweep.end_compaction import EndCompaction
 from pipeline.sweep.grid import (
     TrialSpec,
     expand,
@@ -96,6 +97,8 @@ class SweepOutcome:
     """Why the sweep stopped before its grid was done (a full disk, a lost Ray head)."""
     elsewhere: int = 0
     """Trials of the grid in other shards' slices (``--shard``)."""
+    compaction: EndCompaction | None = None
+    """The run's compaction at its end (pipeline.sweep.end_compaction), if one was tried."""
 
     @property
     def incomplete(self) -> int:

@@ -4,6 +4,7 @@ Parquet, DuckDB over it. One module-scoped sweep is shared by the assertions."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,15 @@ def test_every_trial_written_once_and_golden_passes(swept: tuple[Path, SweepOutc
     assert list((root / "events").rglob("*.parquet"))[0].name.startswith("compact-")
 
 
+def test_the_run_is_compacted_in_a_ray_task_not_in_the_driver(
+        swept: tuple[Path, SweepOutcome], ray_local: Any) -> None:
+    _, outcome = swept
+    ended = outcome.compaction
+    assert ended is not None and ended.failed is None and ended.in_task
+    assert ended.pid is not None and ended.pid != os.getpid()
+    assert ended.node_id == ray_local.get_runtime_context().get_node_id()  # the folder's node
+
+
 def test_rows_carry_version_metadata_and_unknown_usage_is_null(
         swept: tuple[Path, SweepOutcome]) -> None:
     root, _ = swept
@@ -101,6 +111,7 @@ def test_resume_adds_no_row_and_a_run_row_per_invocation(
     again = sweep_flow(SweepConfig(suites=[MEETING_SUITE], repeats=REPEATS, run_id=RUN,
                                    resume=True, warehouse=root))
     assert again.executed == 0 and again.skipped == GRID
+    assert again.compaction is not None and again.compaction.in_task
     assert _one(root, "select count(*) from trials_all") == (GRID,)
     assert _one(root, "select count(*), sum(trials_run) from runs") == (2, GRID)
     # the resumed invocation's runs rows went beside the compacted file, then were compacted
