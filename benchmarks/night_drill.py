@@ -10,7 +10,8 @@ Reports driver CPU per trial, worker CPU per trial (the TrialWorker processes), 
 processes, trials/s, the most trials in flight, S3 requests per trial (``--s3``: a moto server
 on loopback, its requests recorded), the peak RSS of the driver and of the workers, the
 driver's RSS at each quarter of the trials (``--trace-memory``: what its Python allocations
-grew by in the third quarter), and checks that every trial landed once. The driver takes its
+grew by in the third quarter), what the run's compaction at its end costs the driver
+(``--compact task|driver``), and checks that every trial landed once. The driver takes its
 specs from the plan's lazy walk of the grid, as ``agentsweep run`` does, so its memory is what
 a driver holds for the trials in flight. The last line is ``driver_ms_per_trial=X
 worker_ms_per_trial=Y trials_per_s=Z in_flight_max=K s3_requests_per_trial=R``.
@@ -242,6 +243,7 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
                 _recording(endpoint, "stop-recording")
             rss = {"driver_mib": peak_rss_mib(os.getpid()),
                    "workers_mib": sum(peak_rss_mib(p) for p in worker_pids())}
+            compaction = _compaction(ray, root, args.compact) if args.compact else None
         landed = run_sql(root, "select count(*), count(distinct trial_id) from trials_all"
                          ).rows[0]
         requests = (sum(1 for _ in recording.open()) if recording.exists() else 0)
@@ -255,8 +257,24 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
         "in_flight_max": watch.most, "s3_requests": requests,
         "s3_requests_per_trial": round(requests / n, 4), "peak_rss": rss,
         "driver_rss_mib": memory.rss_mib, "driver_grew": memory.grew,
-        "statuses": sink.statuses, "load": os.getloadavg(),
+        "statuses": sink.statuses, "compaction": compaction, "load": os.getloadavg(),
     }
+
+
+def _compaction(ray: Any, root: Any, where: str) -> dict[str, Any]:
+    """The run's compaction at its end, as a sweep does it (``task``: a Ray task the driver
+    waits for) or in the driver (``driver``); the driver's CPU and peak RSS around it."""
+    from pipeline.sweep.end_compaction import compact_at_end
+
+    meter = CpuMeter()
+    before = peak_rss_mib(os.getpid())
+    started = time.monotonic()
+    ended = compact_at_end(root, RUN_ID, ray if where == "task" else None)
+    return {"where": where, "in_task": ended.in_task, "failed": ended.failed,
+            "wall_s": round(time.monotonic() - started, 2),
+            "driver_cpu_s": round(meter.used()["driver"], 2),
+            "driver_peak_rss_mib": [round(before, 1), round(peak_rss_mib(os.getpid()), 1)],
+            "files": [[t.table, t.files_before, t.files_after] for t in ended.tables]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace-memory", action="store_true",
                         help="trace the driver's allocations between the first and third "
                              "quarters (slow)")
+    parser.add_argument("--compact", choices=("task", "driver"), default=None,
+                        help="compact the run at its end, in a Ray task (as a sweep does) or "
+                             "in the driver; its cost to the driver is reported")
     parser.add_argument("--driver-writes", action="store_true",
                         help="the driver encodes and writes every batch (the path before)")
     args = parser.parse_args(argv)
