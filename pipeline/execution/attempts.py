@@ -98,7 +98,18 @@ class RetryBook:
             heapq.heappush(self._waiting, _Due(self.clock() + delay, next(self._seq), spec,
                                                number + 1))
             return Attempt(result, number, final=False, retry_delay_s=delay)
+        self.forget(spec.trial_id)
         return Attempt(result, number, final=True)
+
+    def forget(self, trial_id: str) -> None:
+        """A trial is final: nothing of it is kept (a night's book holds the trials in flight
+        and waiting, not every trial that ever had a free retry)."""
+        self._free.pop(trial_id, None)
+
+    @property
+    def tracked(self) -> int:
+        """Trials whose free retries the book counts."""
+        return len(self._free)
 
     def again(self, spec: TrialSpec, number: int, result: TrialResult) -> Attempt:
         """An attempt that finished but whose rows were lost with its worker: it runs again at

@@ -538,6 +538,7 @@ class Execution:
             for outcome in part.outcomes:
                 key = (outcome.trial_id, outcome.number)
                 self.finished += 1
+                self.book.forget(outcome.trial_id)
                 for kept in self.unsaved.values():
                     if kept.pop(key, None) is not None:
                         break

@@ -80,6 +80,19 @@ def test_agent_outcomes_are_never_retried(spec: TrialSpec, status: str, kind: st
     assert attempt.final and book.waiting == 0
 
 
+def test_a_final_trial_is_forgotten_after_its_free_retries(spec: TrialSpec) -> None:
+    book = RetryBook(RetryPolicy(max_attempts=2, backoff_base_s=0.01))
+    for number in (1, 2, 3):  # its provider down: free retries, past the budget of 2
+        assert not book.settle(spec, number, _result(spec, "incomplete", "connection"),
+                               free=True).final
+    assert book.tracked == 1
+    assert book.settle(spec, 4, _result(spec, "complete")).final
+    assert book.tracked == 0  # the book does not grow with the trials that ran
+    book.again(spec, 5, _result(spec, "incomplete", "harness_error"))
+    book.forget(spec.trial_id)  # committed in a part a worker wrote
+    assert book.tracked == 0
+
+
 def test_retry_after_is_honoured_and_resume_continues_numbering(spec: TrialSpec) -> None:
     book = RetryBook(RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=5),
                      prior={spec.trial_id: 4}, rng=random.Random(0))
