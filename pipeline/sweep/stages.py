@@ -136,8 +136,7 @@ def plan(config: SweepConfig) -> SweepPlan:
                      config.repeats, agents)
     shard = config.shard
     # a shard joins a run its other shards may have started: it never runs a final trial again
-    joins = config.resume or shard is not None
-    done = done_trials(config.warehouse, config.run_id) if joins else NOTHING_DONE
+    done = done_trials(config.warehouse, config.run_id) if _skips_final(config) else NOTHING_DONE
     skip: Container[str] = done if shard is None else _NotInSlice(shard, done)
 
     def walk() -> Iterator[TrialSpec]:
@@ -407,7 +406,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
             retry=config.retry, limits=limits_from(config.called_models()),
             faults=faults_from(config.called_models()),
             prior_attempts=attempt_counts(config.warehouse, sweep_plan.run_id,
-                                          open_only=config.resume),
+                                          open_only=_skips_final(config)),
             endpoints=endpoints, on_outage=_say_outage, clock=clock, on_tick=on_tick,
             rates=rates_from(config.called_models()), spend=spend,
             parts=parts, on_part=sinks.on_part, on_outcome=sink.outcome,
@@ -421,6 +420,12 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
     if spend is not None and line is not None and spend.not_started:
         raise SpendCapReached(f"{line}; {spend.not_started} trial(s) not started",
                               dict(sink.statuses))
+
+
+def _skips_final(config: SweepConfig) -> bool:
+    """The plan skips the run's final trials (a resume, a shard joining its run), so the
+    driver needs the attempt counts of the others only, not one per trial of the run."""
+    return config.resume or config.shard is not None
 
 
 def new_invocation_id() -> str:
