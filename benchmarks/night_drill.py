@@ -9,7 +9,8 @@ checks included, so encoding and writing cost what they cost), renamed to its ow
 Reports driver CPU per trial, worker CPU per trial (the TrialWorker processes), Ray's other
 processes, trials/s, the most trials in flight, S3 requests per trial (``--s3``: a moto server
 on loopback, its requests recorded), the peak RSS of the driver and of the workers, the
-driver's RSS at each quarter of the trials (``--trace-memory``: what its Python allocations
+driver's RSS at each quarter of the trials (``--sweep``: through ``execute_plan``, as a
+sweep's execute stage runs them) (``--trace-memory``: what its Python allocations
 grew by in the third quarter), what the run's compaction at its end costs the driver
 (``--compact task|driver``), and checks that every trial landed once. The driver takes its
 specs from the plan's lazy walk of the grid, as ``agentsweep run`` does, so its memory is what
@@ -82,17 +83,15 @@ class AsyncStubTrial(StubTrial):
         return self.renamed(spec, ctx, node_id)
 
 
-def _pending(root: Any, trials: int) -> Any:
-    """The plan's lazy walk of a grid of at least ``trials`` (pipeline.sweep.pending), as
-    ``agentsweep run`` hands it to the driver: no spec is held beyond those in flight."""
+def _config(root: Any, args: argparse.Namespace) -> Any:
+    """A sweep of a grid of at least ``--trials`` trials."""
     from pipeline.catalog import load_suite
     from pipeline.sweep.config import SweepConfig
-    from pipeline.sweep.stages import plan
 
-    repeats = -(-trials // len(load_suite(SUITE).scenarios))
-    config = SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=RUN_ID, warehouse=root,
-                         repeats=repeats)
-    return plan(config).pending
+    repeats = -(-args.trials // len(load_suite(SUITE).scenarios))
+    return SweepConfig(suites=[SUITE], memory_modes=["chat"], run_id=RUN_ID, warehouse=root,
+                       repeats=repeats, max_in_flight=args.in_flight,
+                       batch_size=args.batch_size)
 
 
 class Taken:
@@ -198,7 +197,7 @@ class InFlight:
 def drill(args: argparse.Namespace) -> dict[str, Any]:
     from pipeline.execution.executor import ExecuteOptions, execute, ray_session, sized_pool
     from pipeline.execution.parts import PartsConfig
-    from pipeline.sweep.stages import BatchSink
+    from pipeline.sweep.stages import BatchSink, plan
     from pipeline.trial.run import RunContext
     from warehouse.location import parse_location
     from warehouse.query import run_sql
@@ -208,7 +207,8 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
     recording = scratch / "s3-requests.jsonl"
     with _bucket(args.s3, recording) as endpoint:
         root = parse_location("s3://night/warehouse") if endpoint else scratch / "warehouse"
-        pending = _pending(root, args.trials)
+        config = _config(root, args)
+        pending = plan(config).pending  # the grid's lazy walk, as `agentsweep run` has it
         stub = (StubTrial if args.threads else AsyncStubTrial)(_template(pending[0]),
                                                                args.latency_ms / 1000)
         specs = Taken(pending, args.trials)
@@ -233,9 +233,13 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
                 _recording(endpoint, "start-recording")
             meter = CpuMeter()
             started = time.monotonic()
-            execute(specs, RunContext(RUN_ID, "drill"), sink, args.in_flight,
-                    options=options, on_attempt=sink.attempt)
-            sink.flush()
+            if args.sweep:
+                statuses = _sweep(config, specs, args.trials, stub, memory)
+            else:
+                execute(specs, RunContext(RUN_ID, "drill"), sink, args.in_flight,
+                        options=options, on_attempt=sink.attempt)
+                sink.flush()
+                statuses = sink.statuses
             wall = time.monotonic() - started
             memory.end()
             cpu = meter.used()
@@ -257,8 +261,40 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
         "in_flight_max": watch.most, "s3_requests": requests,
         "s3_requests_per_trial": round(requests / n, 4), "peak_rss": rss,
         "driver_rss_mib": memory.rss_mib, "driver_grew": memory.grew,
-        "statuses": sink.statuses, "compaction": compaction, "load": os.getloadavg(),
+        "statuses": statuses, "compaction": compaction, "sweep": args.sweep,
+        "load": os.getloadavg(),
     }
+
+
+def _sweep(config: Any, specs: Taken, trials: int, stub: StubTrial,
+           memory: DriverMemory) -> dict[str, int]:
+    """The trials through ``execute_plan``, as a sweep's execute stage runs them (its sink,
+    progress, landed steps, attempt numbering and parts), the stub put in its options."""
+    from pipeline.execution import executor
+    from pipeline.sweep.pending import PendingSpecs
+    from pipeline.sweep.stages import SweepPlan, execute_plan, plan
+
+    original = executor.execute
+
+    def stubbed(*args: Any, options: Any, **kwargs: Any) -> int:
+        ticked = options.on_tick
+
+        def on_tick() -> None:
+            ticked()
+            memory.tick()
+
+        options = replace(options, trial_runner=stub, on_tick=on_tick)
+        return original(*args, options=options, **kwargs)
+
+    executor.execute = stubbed  # type: ignore[assignment]
+    try:
+        full = plan(config)
+        sweep_plan = SweepPlan(RUN_ID, full.suites, trials, PendingSpecs(lambda: iter(specs),
+                                                                         trials),
+                               full.models, full.user_model)
+        return execute_plan(config, sweep_plan)
+    finally:
+        executor.execute = original  # type: ignore[assignment]
 
 
 def _compaction(ray: Any, root: Any, where: str) -> dict[str, Any]:
@@ -290,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace-memory", action="store_true",
                         help="trace the driver's allocations between the first and third "
                              "quarters (slow)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="run the trials through execute_plan, as a sweep's execute "
+                             "stage does (default: execute with the drill's own sink)")
     parser.add_argument("--compact", choices=("task", "driver"), default=None,
                         help="compact the run at its end, in a Ray task (as a sweep does) or "
                              "in the driver; its cost to the driver is reported")
