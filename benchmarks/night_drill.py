@@ -28,6 +28,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -195,6 +196,18 @@ class InFlight:
 
 
 def drill(args: argparse.Namespace) -> dict[str, Any]:
+    """The drill in a scratch folder, removed after it unless ``--keep``."""
+    scratch = Path(tempfile.mkdtemp(prefix="night-drill-"))
+    try:
+        return _drill(args, scratch)
+    finally:
+        if args.keep:
+            print(f"kept {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _drill(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     from pipeline.execution.executor import ExecuteOptions, execute, ray_session, sized_pool
     from pipeline.execution.parts import PartsConfig
     from pipeline.sweep.stages import BatchSink, plan
@@ -203,7 +216,6 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
     from warehouse.query import run_sql
     from warehouse.writer import WarehouseWriter
 
-    scratch = Path(tempfile.mkdtemp(prefix="night-drill-"))
     recording = scratch / "s3-requests.jsonl"
     with _bucket(args.s3, recording) as endpoint:
         root = parse_location("s3://night/warehouse") if endpoint else scratch / "warehouse"
@@ -332,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compact", choices=("task", "driver"), default=None,
                         help="compact the run at its end, in a Ray task (as a sweep does) or "
                              "in the driver; its cost to the driver is reported")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the scratch folder (its warehouse; default: removed)")
     parser.add_argument("--driver-writes", action="store_true",
                         help="the driver encodes and writes every batch (the path before)")
     args = parser.parse_args(argv)
