@@ -6,28 +6,53 @@ to ask: every ``every_s`` of its ticks it submits one step as a Ray task (never 
 looks at the last one's ref without waiting; the rewrite runs in a Ray worker. A folder
 warehouse is read on the driver's node only, so the task is pinned there. A step that fails
 leaves the run as it was (``warehouse.compact_landed``): it is said on ``say`` and the next
-is tried at its time. On object storage no step is submitted yet (a Ray task there needs the
-store's credentials on its node; ``agentsweep warehouse compact --landed`` runs one by hand).
+is tried at its time. ``drain`` waits for the step in flight when the trials are done, so that
+the run's own compaction does not find it running.
+
+On object storage a step runs on any node, under the run's ``.landed`` lease
+(``pipeline.sweep.compaction``), with the credentials its own node's environment names, as the
+end compaction does (pipeline.sweep.end_compaction: none is ever sent to a task); on a node
+with none the step says so, and no more are submitted (``agentsweep warehouse compact --landed``
+runs one by hand). A step that finds the lease held (one run by hand) does nothing.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from warehouse.location import Root
+from warehouse.location import Root, endpoint_url, region
 
 LANDED_EVERY_S = 300.0
 """Wall seconds between two steps of a running sweep: each rewrites what landed since."""
 
 
-def _step(root: str, run_id: str) -> int:
-    """One step (in a Ray worker); the part files it replaced."""
-    from warehouse.compact_landed import compact_landed
+NO_CREDENTIALS = -1
+"""A step's answer on a node whose environment names no object-storage credentials."""
+DRAIN_S = 120.0
+"""Longest the end of a sweep waits for the step in flight."""
 
-    return sum(t.files_before for t in compact_landed(Path(root), run_id))
+
+def _step(root: str, run_id: str, store_env: Mapping[str, str]) -> int:
+    """One step (in a Ray worker); the part files it replaced, or ``NO_CREDENTIALS``."""
+    from pipeline.execution.lease import LeaseHeld
+    from pipeline.execution.parts import store_credentials_named
+    from pipeline.sweep.compaction import compact_landed_run
+    from warehouse.location import S3Location, parse_location
+
+    location = parse_location(root)
+    if isinstance(location, S3Location):
+        if not store_credentials_named():
+            return NO_CREDENTIALS
+        for name, value in store_env.items():  # endpoint and region, never a credential
+            os.environ.setdefault(name, value)
+    try:
+        return sum(t.files_before for t in compact_landed_run(location, run_id))
+    except LeaseHeld:  # a step run by hand holds the run's .landed lease
+        return 0
 
 
 class LandedSteps:
@@ -47,10 +72,8 @@ class LandedSteps:
         self.started = clock()
         self.running: Any = None
         self.steps = 0
-
-    @property
-    def enabled(self) -> bool:
-        return isinstance(self.root, Path)
+        self.enabled = True
+        """False once a step found no credentials on its node (object storage)."""
 
     def tick(self) -> None:
         """Look at the step in flight (no wait); submit the next when it is due."""
@@ -66,16 +89,36 @@ class LandedSteps:
             self.steps += 1
             self.running = self._submit()
 
+    def drain(self, timeout_s: float = DRAIN_S) -> None:
+        """Wait for the step in flight (the trials are done): the run's compaction comes
+        next and takes what a step holds."""
+        if self.running is None:
+            return
+        done, _ = self.ray.wait([self.running], timeout=timeout_s)
+        if done:
+            self._finished(self.running)
+        self.running = None
+
     def _finished(self, ref: Any) -> None:
         try:
-            self.ray.get(ref)
+            replaced = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:  # the run is as it was; the next step tries
             self.say(f"compacting what landed in run {self.run_id} failed: "
                      f"{str(exc).strip().splitlines()[-1]}")
+            return
+        if replaced == NO_CREDENTIALS:
+            self.enabled = False
+            self.say(f"what landed in run {self.run_id} is not compacted while it runs: the "
+                     "Ray node of the step has no object-storage credentials in its "
+                     "environment (agentsweep warehouse compact --landed --run-id "
+                     f"{self.run_id} runs a step by hand)")
 
     def _submit(self) -> Any:
-        return self.ray.remote(_step).options(**step_options(self.node_id)).remote(
-            str(self.root), self.run_id)
+        folder = isinstance(self.root, Path)
+        env = {} if folder else {name: value for name, value in (
+            ("AWS_ENDPOINT_URL", endpoint_url()), ("AWS_REGION", region())) if value}
+        options = step_options(self.node_id if folder else None)
+        return self.ray.remote(_step).options(**options).remote(str(self.root), self.run_id, env)
 
 
 def step_options(node_id: str | None) -> dict[str, Any]:

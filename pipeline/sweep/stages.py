@@ -416,6 +416,7 @@ def _execute_on(ray: Any, config: SweepConfig, routes: dict[str, ModelRoute],
                     on_attempt=sinks.on_attempt)
         finally:
             sink.flush()
+        steps.drain()  # the run's compaction comes next
     line = spend.reached() if spend is not None else None
     if spend is not None and line is not None and spend.not_started:
         raise SpendCapReached(f"{line}; {spend.not_started} trial(s) not started",
