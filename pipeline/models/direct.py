@@ -10,7 +10,8 @@ order, over the per-thread connection pool of ``pipeline.models.http_pools``, wi
 object that records nothing: ``BaseLLMHTTPHandler.completion`` for the OpenAI wire (validate
 the environment, transform the request, merge ``extra_body``, sign, POST, transform the
 response), ``AnthropicChatCompletion.completion`` for Anthropic's (its beta-header filtering
-included).
+included). The provider config's tool-schema sanitising is remembered per tool list
+(``pipeline.models.tool_schemas``): a trial's calls send the same tools.
 
 Errors are raised as LiteLLM raises them: an HTTP status or a network error becomes the
 provider's error as that handler builds it, then LiteLLM's exception type
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.models.litellm_overhead import NOMINAL_PRICE, logging_configured
+from pipeline.models.tool_schemas import sanitising_once
 
 DIRECT_PROVIDERS = frozenset({"openai", "anthropic"})
 """LiteLLM providers whose chat calls may go the direct way."""
@@ -303,8 +305,8 @@ def _resolved(litellm: Any, config: Any, provider: str, model: str, api_key: str
                                       model=model, drop_params=bool(litellm.drop_params))
     url = _url(config, provider, model, api_key, api_base, params, litellm_params)
     headers = dict(options.get("extra_headers") or {})
-    return DirectRoute(litellm, config, provider, model, api_key, api_base, url, headers,
-                       params, litellm_params)
+    return DirectRoute(litellm, sanitising_once(config), provider, model, api_key, api_base,
+                       url, headers, params, litellm_params)
 
 
 def _url(config: Any, provider: str, model: str, api_key: str, api_base: str,
