@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 AttributeKind = Literal["members", "one", "number"]
@@ -56,6 +57,10 @@ class Value:
         return {n.casefold() for n in (self.name, *self.covers)}
 
     def all_patterns(self) -> tuple[re.Pattern[str], ...]:
+        return self._flat
+
+    @cached_property
+    def _flat(self) -> tuple[re.Pattern[str], ...]:
         return _every(self.patterns)
 
 
@@ -90,6 +95,17 @@ class Attribute:
 
     def value(self, name: str) -> Value | None:
         return next((v for v in self.values if v.name == name), None)
+
+    @cached_property
+    def value_patterns(self) -> tuple[tuple[re.Pattern[str], str], ...]:
+        """Every pattern of every value with the value's name, values in order (made once)."""
+        return tuple((pattern, value.name) for value in self.values
+                     for pattern in value.all_patterns())
+
+    @cached_property
+    def number_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """A ``number`` attribute's statements, every language's in order (made once)."""
+        return _every(self.patterns)
 
 
 @dataclass(frozen=True)

@@ -105,36 +105,73 @@ class Reading:
         return list(dict.fromkeys(m.written for m in self.mentions if m.invented))
 
 
+@dataclass(frozen=True)
+class _Result:
+    """One tool result's entities of a kind: its place, its tool, and each item by name."""
+
+    turn: int
+    step: int
+    tool: str
+    items: tuple[tuple[str, Mapping[str, Any]], ...]
+    """(name casefolded, item), in the result's order."""
+
+
+@dataclass(frozen=True)
+class Sightings:
+    """What a dialog's events say about one kind of entity, read once for all its replies: the
+    entities each tool result gave (refusals give none) and each user turn's text."""
+
+    kind: EntityKind
+    results: tuple[_Result, ...]
+    user: tuple[tuple[int, str], ...]
+    """(turn, text) of each user turn, in order."""
+
+    @classmethod
+    def of(cls, events: Sequence[Event], kind: EntityKind) -> Sightings:
+        results: list[_Result] = []
+        user: list[tuple[int, str]] = []
+        for event in events:
+            if isinstance(event, UserMessage):
+                user.append((event.turn, event.content or ""))
+            elif isinstance(event, ToolResult) and event.tool_error is None:
+                source = kind.source(event.tool_name)
+                if source is not None:
+                    results.append(_Result(event.turn, event.step, event.tool_name, tuple(
+                        (str(item[source.key]).casefold(), item)
+                        for item in source.read(event.result))))
+        return cls(kind, tuple(results), tuple(user))
+
+    def before(self, turn: int, step: int) -> Introduced:
+        """The entities tool results gave before (``turn``, ``step``), the latest item
+        winning, and the user's turns up to ``turn``."""
+        records: dict[str, Record] = {}
+        for result in self.results:
+            if (result.turn, result.step) < (turn, step):
+                for name, item in result.items:
+                    records[name] = Record(result.tool, item)
+        user = [text for number, text in self.user if number <= turn]
+        names = frozenset(match.group("name").casefold() for text in user
+                          for pattern in self.kind.mention for match in pattern.finditer(text))
+        return Introduced(records, " ".join(user).casefold(), names)
+
+
 def introduced_before(events: Sequence[Event], kind: EntityKind, turn: int,
                       step: int) -> Introduced:
     """The entities of ``kind`` tool results gave before (``turn``, ``step``) (refusals give
     none), the latest item winning, and the user's turns up to ``turn``."""
-    records: dict[str, Record] = {}
-    user: list[str] = []
-    for event in events:
-        if isinstance(event, UserMessage) and event.turn <= turn:
-            user.append(event.content or "")
-        elif (isinstance(event, ToolResult) and event.tool_error is None
-              and (event.turn, event.step) < (turn, step)):
-            source = kind.source(event.tool_name)
-            if source is None:
-                continue
-            for item in source.read(event.result):
-                records[str(item[source.key]).casefold()] = Record(event.tool_name, item)
-    names = frozenset(match.group("name").casefold() for text in user
-                      for pattern in kind.mention for match in pattern.finditer(text))
-    return Introduced(records, " ".join(user).casefold(), names)
+    return Sightings.of(events, kind).before(turn, step)
 
 
 def read_reply(text: str, kind: EntityKind, introduced: Introduced) -> Reading:
     """The entities of ``kind`` a reply names and the values it states about them."""
     mentions: list[Mention] = []
     claims: list[Claim] = []
+    names = _names(kind, introduced)
     for block in _blocks(text):
         owner: Mention | None = None
         named = len(mentions)
         for index, line in enumerate(block):
-            for piece, clauses, found in _pieces(line, kind, introduced):
+            for piece, clauses, found in _pieces(line, kind, introduced, names):
                 mentions += [m for each in found for m in each]
                 if index == 0 and owner is None and mentions[named:]:
                     owner = mentions[named]
@@ -156,14 +193,15 @@ def _clauses(line: str) -> list[str]:
 _Piece = tuple[Mention | None, list[str], list[list[Mention]]]
 
 
-def _pieces(line: str, kind: EntityKind, introduced: Introduced) -> Iterator[_Piece]:
+def _pieces(line: str, kind: EntityKind, introduced: Introduced,
+            names: _Names) -> Iterator[_Piece]:
     """A line cut at its braces, each piece with its clauses and their mentions: a JSON object
     a reply writes names one entity, whose values are all its own (before its name or after),
     never the object's before it; that entity comes first."""
     braced = _BRACES.search(line) is not None
     for text in _BRACES.split(line):
         clauses = split_clauses(text)
-        found = [_mentions(clause, kind, introduced) for clause in clauses]
+        found = [_mentions(clause, kind, introduced, names) for clause in clauses]
         named = {m.written.casefold(): m for each in found for m in each}
         yield (next(iter(named.values())) if braced and len(named) == 1 else None,
                clauses, found)
@@ -198,11 +236,20 @@ def _titled(block: list[str], kind: EntityKind) -> tuple[Mention, list[Claim]] |
     return (mention, claims) if claims else None
 
 
-def _mentions(clause: str, kind: EntityKind, introduced: Introduced) -> list[Mention]:
+_Names = tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
+"""Every name a reply may use (the tools' and the aliases'), sorted, with its patterns."""
+
+
+def _names(kind: EntityKind, introduced: Introduced) -> _Names:
+    return tuple((name, (re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", _I),
+                         *kind.aliases.get(name, ())))
+                 for name in sorted(set(introduced.records) | set(kind.aliases)))
+
+
+def _mentions(clause: str, kind: EntityKind, introduced: Introduced,
+              names: _Names) -> list[Mention]:
     found: list[Mention] = []
-    for name in sorted(set(introduced.records) | set(kind.aliases)):
-        patterns = (re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", _I),
-                    *kind.aliases.get(name, ()))
+    for name, patterns in names:
         for pattern in patterns:
             for match in pattern.finditer(clause):
                 if any(m.start < match.end() and match.start() < m.end for m in found):
@@ -224,12 +271,11 @@ def _mentions(clause: str, kind: EntityKind, introduced: Introduced) -> list[Men
 
 def _values(clause: str, attribute: Attribute) -> Iterator[tuple[int, int, str | float]]:
     if attribute.kind != "number":
-        for value in attribute.values:
-            for pattern in value.all_patterns():
-                for match in pattern.finditer(clause):
-                    yield match.start(), match.end(), value.name
+        for pattern, name in attribute.value_patterns:
+            for match in pattern.finditer(clause):
+                yield match.start(), match.end(), name
         return
-    for pattern in (p for group in attribute.patterns.values() for p in group):
+    for pattern in attribute.number_patterns:
         for match in pattern.finditer(clause):
             digits = re.sub(r"[^\d.]", "", match.group("value").replace(",", ""))
             if digits:
@@ -296,14 +342,16 @@ def grounding_checks(journal: Journal, domain: Domain) -> list[CheckResult]:
     kinds: tuple[EntityKind, ...] = domain.entities
     if not kinds:
         return []
-    return [_grounding(reply, journal, kinds) for reply in journal.final_replies()]
+    sightings = [Sightings.of(journal.events, kind) for kind in kinds]
+    return [_grounding(reply, sightings) for reply in journal.final_replies()]
 
 
-def _grounding(reply: Reply, journal: Journal, kinds: Sequence[EntityKind]) -> CheckResult:
+def _grounding(reply: Reply, sightings: Sequence[Sightings]) -> CheckResult:
     problems: list[str] = []
     mentioned = stated = 0
-    for kind in kinds:
-        introduced = introduced_before(journal.events, kind, reply.turn, reply.step)
+    for seen in sightings:
+        kind = seen.kind
+        introduced = seen.before(reply.turn, reply.step)
         reading = read_reply(reply.text, kind, introduced)
         mentioned += len(reading.mentions)
         stated += len(reading.claims)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Alphabet = Literal["cyrillic", "latin", "other"]
@@ -56,6 +57,10 @@ class PhraseClaim:
                           for code, regexes in by_language.items()})
 
     def all_patterns(self) -> tuple[re.Pattern[str], ...]:
+        return self._flat
+
+    @cached_property
+    def _flat(self) -> tuple[re.Pattern[str], ...]:
         return tuple(p for patterns in self.patterns.values() for p in patterns)
 
 
