@@ -56,6 +56,8 @@ def logging_configured(litellm: Any, options: Mapping[str, Any] | None = None) -
 
 
 def _users(callbacks: Any) -> list[Any]:
+    if not callbacks:  # the usual case, read at every call: nothing to look up
+        return []
     internal = _internal_callback_names()
     return [c for c in callbacks or () if not (isinstance(c, str) and c in internal)]
 
