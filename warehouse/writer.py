@@ -73,15 +73,14 @@ def table_dir(root: Path, table: str) -> Path:
 
 def to_arrow(table: Table, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Rows (dicts) to an Arrow table of exactly the declared schema; extra keys are an error."""
-    names = set(table.column_names)
-    columns: dict[str, list[Any]] = {name: [] for name in table.column_names}
+    names = table.column_names
+    known = {*names, "schema_version"}
     for index, row in enumerate(rows):
-        unknown = set(row) - names - {"schema_version"}
-        if unknown:
-            raise WarehouseError(f"{table.name} row {index}: unknown columns {sorted(unknown)}")
-        for name in table.column_names:
-            value = SCHEMA_VERSION if name == "schema_version" else row.get(name)
-            columns[name].append(value)
+        if not known.issuperset(row):
+            raise WarehouseError(f"{table.name} row {index}: unknown columns "
+                                 f"{sorted(set(row) - known)}")
+    columns = {name: [SCHEMA_VERSION] * len(rows) if name == "schema_version"
+               else [row.get(name) for row in rows] for name in names}
     try:
         return pa.Table.from_pydict(columns, schema=table.arrow_schema())
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
