@@ -27,9 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from pipeline.scoring.journal import Call
+from pipeline.util.regex_union import any_found, union
 
 ViolationKind = Literal["claim_without_action", "denial_of_action", "fabricated_tool_output"]
 FABRICATED_TOOL = "*"
@@ -53,6 +55,11 @@ class ClaimPatterns:
         if not self.affirmative:
             raise ValueError(f"claim patterns for {self.tool!r} are empty")
 
+    @cached_property
+    def joined(self) -> re.Pattern[str] | None:
+        """The affirmative patterns as one (``regex_union.union``), for a first look."""
+        return union(self.affirmative)
+
     @classmethod
     def of(cls, tool: str, *regexes: str, language: str = "") -> ClaimPatterns:
         """Compile ``regexes`` (written in ``language``) case-insensitively."""
@@ -75,6 +82,16 @@ class DenialPatterns:
     def __post_init__(self) -> None:
         if not self.patterns:
             raise ValueError(f"denial patterns for {self.tool!r} are empty")
+
+    @cached_property
+    def joined(self) -> re.Pattern[str] | None:
+        """The denial patterns as one (``regex_union.union``)."""
+        return union(self.patterns)
+
+    @cached_property
+    def offers_joined(self) -> re.Pattern[str] | None:
+        """The offer patterns as one (``regex_union.union``)."""
+        return union(self.offers)
 
     @classmethod
     def of(cls, tool: str, *regexes: str, offers: Sequence[str] = ()) -> DenialPatterns:
@@ -178,7 +195,7 @@ def find_denials(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[st
         if _is_question(clause) or _CONDITION.search(clause) or _SCOPED.search(clause):
             continue
         found += [(p.tool, clause) for p in patterns
-                  if any(r.search(clause) for r in p.patterns)]
+                  if any_found(p.patterns, p.joined, clause)]
     return found
 def find_offers(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[str, str]]:
     """(tool, clause) of each question of ``text`` that offers a tool's action as still to
@@ -186,7 +203,7 @@ def find_offers(text: str, patterns: Sequence[DenialPatterns]) -> list[tuple[str
     none."""
     return [(p.tool, clause) for clause in split_clauses(text)
             if _is_question(clause) and not _SCOPED.search(clause)
-            for p in patterns if any(r.search(clause) for r in p.offers)]
+            for p in patterns if any_found(p.offers, p.offers_joined, clause)]
 
 
 def asserted_in(clause: str, start: int, end: int) -> bool:
@@ -233,6 +250,9 @@ def _is_question(clause: str) -> bool:
 def _clause_claims(clause: str, patterns: Sequence[ClaimPatterns]) -> list[Claim]:
     found: dict[tuple[str, int], Claim] = {}
     for tool_patterns in patterns:
+        joined = tool_patterns.joined
+        if joined is not None and joined.search(clause) is None:
+            continue  # none of the tool's patterns occurs in the clause
         for pattern in tool_patterns.affirmative:
             for match in pattern.finditer(clause):
                 start, end = _verb_span(match)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from pipeline.util.regex_union import union
+
 AttributeKind = Literal["members", "one", "number"]
 """``members``: the item's field is a list and a reply claims one member ("with video");
 ``one``: the field holds one of the values ("cancelled"); ``number``: the field is a number
@@ -101,6 +103,11 @@ class Attribute:
         """Every pattern of every value with the value's name, values in order (made once)."""
         return tuple((pattern, value.name) for value in self.values
                      for pattern in value.all_patterns())
+
+    @cached_property
+    def values_joined(self) -> re.Pattern[str] | None:
+        """Every value's patterns as one (``regex_union.union``), for a first look."""
+        return union([pattern for pattern, _ in self.value_patterns])
 
     @cached_property
     def number_patterns(self) -> tuple[re.Pattern[str], ...]:

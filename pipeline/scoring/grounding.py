@@ -271,6 +271,9 @@ def _mentions(clause: str, kind: EntityKind, introduced: Introduced,
 
 def _values(clause: str, attribute: Attribute) -> Iterator[tuple[int, int, str | float]]:
     if attribute.kind != "number":
+        joined = attribute.values_joined
+        if joined is not None and joined.search(clause) is None:
+            return  # no value is said in the clause
         for pattern, name in attribute.value_patterns:
             for match in pattern.finditer(clause):
                 yield match.start(), match.end(), name
