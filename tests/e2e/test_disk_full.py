@@ -84,8 +84,10 @@ def test_a_disk_without_room_is_refused_before_anything_is_written(tmp_path: Pat
 def test_a_full_warehouse_disk_stops_the_sweep_cleanly_and_a_resume_completes_it(
         ray_local: Any, tiny_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tiny_disk / "warehouse"
+    # Two trials in flight: when the first part is committed, parts are still to be written
+    # (with the whole grid in flight every part could be written before the first commit).
     config = SweepConfig(suites=[MEETING_SUITE], memory_modes=["chat"], repeats=1,
-                         run_id="full", warehouse=root, batch_size=5)
+                         run_id="full", warehouse=root, batch_size=5, max_in_flight=2)
     sweep_plan = plan(config)
     filler: list[Path] = []
     commit = BatchSink.commit
