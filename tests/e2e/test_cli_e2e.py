@@ -174,12 +174,12 @@ def test_a_local_model_sweep_is_real_touches_only_loopback_and_leaves_no_server(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     trace = tmp_path / "connect.txt"
-    spec = tmp_path / "local.yaml"  # LOCAL_ARGS, each reply and the trial kept short
-    spec.write_text(json.dumps({
+    spec = tmp_path / "local.yaml"  # LOCAL_ARGS, one short reply: what a real trial stores
+    spec.write_text(json.dumps({  # (the model's behaviour: tests/unit/local/)
         "suites": [str(MEETING_SUITE)], "scenarios": ["V1"], "memory_modes": ["chat"],
-        "repeats": 1, "run_id": "local", "step_limit": 2,
+        "repeats": 1, "run_id": "local", "step_limit": 1,
         "models": [{"name": "local/default", "temperature": 0.7, "seed": 3,
-                    "params": {"max_tokens": 96}}]}))
+                    "params": {"max_tokens": 32}}]}))
     run = _agentsweep(home, "run", "--spec", str(spec), strace_to=trace, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert _foreign_addresses(trace) == set()
