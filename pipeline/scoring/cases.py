@@ -38,21 +38,22 @@ def reply_json(text: str) -> Any | None:
         return None
 
 
-def _strings(value: Any) -> Iterator[str]:
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string inside a parsed JSON value, depth first."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from json_strings(item)
 
 
 def reply_text(text: str) -> str:
     """What text rules read: the string values of a JSON object reply, else the reply."""
     value = reply_json(text)
-    return "\n".join(_strings(value)) if isinstance(value, dict) else text
+    return "\n".join(json_strings(value)) if isinstance(value, dict) else text
 
 
 def case_checks(journal: Journal, rules: CaseRules) -> list[CheckResult]:

@@ -6,28 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pipeline.catalog import load_domain
+from pipeline.scoring.cases import json_strings
 from pipeline.scoring.claims import split_clauses
 from pipeline.util.regex_union import any_found, union
 
 CATALOGS = Path(__file__).resolve().parents[3] / "catalogs"
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _texts() -> list[str]:
@@ -38,7 +26,7 @@ def _texts() -> list[str]:
             path.read_text(encoding="utf-8")]
         for line in lines:
             if line.strip():
-                for text in _strings(json.loads(line)):
+                for text in json_strings(json.loads(line)):
                     texts.add(text)
                     texts.update(split_clauses(text))
     return sorted(texts)
