@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -86,6 +87,19 @@ def endpoint_url() -> str | None:
 
 def region() -> str | None:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
+def store_settings() -> dict[str, str]:
+    """The object store's endpoint and region as this process has them (never a credential),
+    for another process (a Ray worker or task) that reaches the same store."""
+    return {name: value for name, value in (("AWS_ENDPOINT_URL", endpoint_url()),
+                                            ("AWS_REGION", region())) if value}
+
+
+def adopt_store_settings(settings: Mapping[str, str]) -> None:
+    """``store_settings`` of another process, where this one's environment has none."""
+    for name, value in settings.items():
+        os.environ.setdefault(name, value)
 
 
 @cache

@@ -25,7 +25,7 @@ from pipeline.execution.attempts import Attempt
 from pipeline.execution.outcome import Outcome
 from pipeline.trial.run import TrialResult
 from warehouse.diskspace import DiskFull
-from warehouse.location import Root, S3Location, endpoint_url, region
+from warehouse.location import Root, S3Location, adopt_store_settings, store_settings
 from warehouse.staged import StagedBatch, stage_batch
 from warehouse.store_retry import ObjectStoreUnavailable
 from warehouse.writer import WarehouseError
@@ -56,9 +56,7 @@ class PartsConfig:
                  driver_node: str | None) -> PartsConfig:
         if not isinstance(root, S3Location):
             return cls(root, run_id, batch_size, flush_interval_s, driver_node)
-        env = {name: value for name, value in (("AWS_ENDPOINT_URL", endpoint_url()),
-                                               ("AWS_REGION", region())) if value}
-        return cls(root, run_id, batch_size, flush_interval_s, None, env)
+        return cls(root, run_id, batch_size, flush_interval_s, None, store_settings())
 
     def writes_on(self, node_id: str) -> bool:
         """Whether a worker on ``node_id`` writes its parts: a folder on the driver's node
@@ -118,8 +116,7 @@ class PartBuffer:
         self._since: float | None = None
         self._written: list[WrittenPart] = []
         self._error: Exception | None = None
-        for name, value in config.store_env.items():
-            os.environ.setdefault(name, value)
+        adopt_store_settings(config.store_env)
 
     def add(self, result: TrialResult, number: int) -> Outcome:
         """Keep a final attempt's rows (its ``attempts`` row too); its outcome."""

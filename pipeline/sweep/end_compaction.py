@@ -34,7 +34,13 @@ from pipeline.sweep.compaction import landed_excluded
 from pipeline.sweep.landed_steps import step_options
 from warehouse.compact import CompactionError, TableCompaction, compact_run
 from warehouse.diskspace import DiskFull
-from warehouse.location import Root, S3Location, endpoint_url, parse_location, region
+from warehouse.location import (
+    Root,
+    S3Location,
+    adopt_store_settings,
+    parse_location,
+    store_settings,
+)
 from warehouse.store_retry import ObjectStoreUnavailable
 
 COMPACTION_FAILURES: tuple[type[Exception], ...] = (
@@ -85,8 +91,7 @@ def compact_here(root: Root, run_id: str, node_id: str | None) -> EndCompaction:
 
 
 def _in_task(ray: Any, root: Root, run_id: str, node_id: str | None) -> EndCompaction:
-    env = {name: value for name, value in (("AWS_ENDPOINT_URL", endpoint_url()),
-                                           ("AWS_REGION", region())) if value}
+    env = store_settings()
     task = ray.remote(max_calls=1)(_compact_step)  # its worker exits after it
     ref = task.options(**step_options(node_id)).remote(str(root), run_id, env)
     try:
@@ -109,8 +114,7 @@ def _compact_step(root: str, run_id: str, store_env: Mapping[str, str]) -> EndCo
         if not store_credentials_named():
             return EndCompaction(run_id, (), os.getpid(), node_id, True,
                                  handed_back=NO_CREDENTIALS)
-        for name, value in store_env.items():  # endpoint and region, never a credential
-            os.environ.setdefault(name, value)
+        adopt_store_settings(store_env)  # endpoint and region, never a credential
     return replace(compact_here(location, run_id, node_id), in_task=True)
 
 

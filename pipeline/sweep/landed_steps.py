@@ -18,13 +18,12 @@ runs one by hand). A step that finds the lease held (one run by hand) does nothi
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from warehouse.location import Root, endpoint_url, region
+from warehouse.location import Root, adopt_store_settings, store_settings
 
 LANDED_EVERY_S = 300.0
 """Wall seconds between two steps of a running sweep: each rewrites what landed since."""
@@ -47,8 +46,7 @@ def _step(root: str, run_id: str, store_env: Mapping[str, str]) -> int:
     if isinstance(location, S3Location):
         if not store_credentials_named():
             return NO_CREDENTIALS
-        for name, value in store_env.items():  # endpoint and region, never a credential
-            os.environ.setdefault(name, value)
+        adopt_store_settings(store_env)  # endpoint and region, never a credential
     try:
         return sum(t.files_before for t in compact_landed_run(location, run_id))
     except LeaseHeld:  # a step run by hand holds the run's .landed lease
@@ -115,8 +113,7 @@ class LandedSteps:
 
     def _submit(self) -> Any:
         folder = isinstance(self.root, Path)
-        env = {} if folder else {name: value for name, value in (
-            ("AWS_ENDPOINT_URL", endpoint_url()), ("AWS_REGION", region())) if value}
+        env = {} if folder else store_settings()
         options = step_options(self.node_id if folder else None)
         return self.ray.remote(_step).options(**options).remote(str(self.root), self.run_id, env)
 
